@@ -1,0 +1,41 @@
+"""guards: the guard tree that decides whether a cached graph may be reused for a call.
+
+Owns access paths (plain step tuples), the checks on the values they reach, and their compilation into one
+generated Python function. Imports the standard library and torch only; never jitcore or bytecode.
+Entry points: GuardTree, the *Match checks, compile_tree -> GuardFunction (`.check`, `.failures`).
+"""
+
+from guards.checks import (
+    Check,
+    DictKeysMatch,
+    EqualsMatch,
+    GlobalStateMatch,
+    IdMatch,
+    LengthMatch,
+    NoneMatch,
+    NotNoneMatch,
+    TensorMatch,
+    TypeMatch,
+)
+from guards.compile import GuardFunction, compile_tree
+from guards.render import Namespace
+from guards.tree import GuardNode, GuardTree, count_checks
+
+__all__ = [
+    "Check",
+    "DictKeysMatch",
+    "EqualsMatch",
+    "GlobalStateMatch",
+    "GuardFunction",
+    "GuardNode",
+    "GuardTree",
+    "IdMatch",
+    "LengthMatch",
+    "Namespace",
+    "NoneMatch",
+    "NotNoneMatch",
+    "TensorMatch",
+    "TypeMatch",
+    "compile_tree",
+    "count_checks",
+]

@@ -1,0 +1,254 @@
+"""Turns a GuardTree into one generated Python check function, and explains a miss check by check.
+
+Imports the standard library and guards.checks, guards.render, guards.tree only; never jitcore or bytecode.
+Entry point: compile_tree(tree, params, globals_dict, builtins_dict) -> GuardFunction, whose `check` attribute
+is the generated function the dispatcher calls as `check(*args, cells)`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import heapq
+import keyword
+import sys
+
+from guards.checks import Check
+from guards.render import Namespace, constant_source
+from guards.tree import GuardNode, GuardTree, default_user_name, read_step
+
+__all__ = ["GuardFunction", "compile_tree"]
+
+_FUNCTION_NAME = "___guard"
+_CELLS = "___cells"
+_GLOBALS = "___G"
+_BUILTINS = "___B"
+
+
+class GuardFunction:
+    """A compiled guard tree.
+
+    `check(*args, cells)` is the generated function (True on a hit, False otherwise, never raises an
+    Exception); `source` is its text; `failures(args, cells)` explains a miss. Calling the GuardFunction itself
+    forwards to `check` through one more Python call: the dispatcher should call `check` directly.
+    """
+
+    __slots__ = ("check", "source", "tree", "params", "_plan", "_globals_dict", "_builtins_dict")
+
+    def __init__(self, check, source: str, tree: GuardTree, params: tuple[str, ...],
+                 plan: list[tuple[GuardNode, Check, str]], globals_dict: dict, builtins_dict: dict) -> None:
+        self.check = check
+        self.source = source
+        self.tree = tree
+        self.params = params
+        self._plan = plan
+        self._globals_dict = globals_dict
+        self._builtins_dict = builtins_dict
+
+    def __call__(self, *args) -> bool:
+        return self.check(*args)
+
+    def failures(self, args: tuple, cells: tuple | None) -> list[str]:
+        """Every failing check as `"{user_name}: {explanation}"`, in the order the generated function runs them.
+
+        Slow path for reports: it evaluates each check on its own, so it also lists failures that the
+        generated function never reaches after the first one.
+        """
+        read = _Reader(self, args, cells)
+        messages = []
+        for node, check, user_name in self._plan:
+            if node.parent is None:
+                value = None  # a root check reads the global state itself
+            else:
+                value, error = read(node)
+                if error is not None:
+                    messages.append(f"{user_name}: could not be read ({type(error).__name__}: {error})")
+                    continue
+            try:
+                why = check.explain(value)
+            except Exception as error:  # a hostile __eq__ or __len__ fails the generated check the same way
+                why = f"could not be checked ({type(error).__name__}: {error})"
+            if why is not None:
+                messages.append(f"{user_name}: {why}")
+        return messages
+
+
+class _Reader:
+    """Reads node values on the slow path, each once; a read that raises is remembered as its exception."""
+
+    def __init__(self, guard: GuardFunction, args: tuple, cells: tuple | None) -> None:
+        self._guard = guard
+        self._args = args
+        self._cells = cells
+        self._values: dict[GuardNode, tuple[object, BaseException | None]] = {}
+
+    def __call__(self, node: GuardNode) -> tuple[object, BaseException | None]:
+        found = self._values.get(node)
+        if found is None:
+            found = self._values[node] = self._read(node)
+        return found
+
+    def _read(self, node: GuardNode) -> tuple[object, BaseException | None]:
+        try:
+            if node.parent.parent is not None:
+                base, error = self(node.parent)
+                if error is not None:
+                    return None, error
+                return read_step(base, node.step), None
+            return self._read_root(node.step), None
+        except Exception as error:
+            return None, error
+
+    def _read_root(self, step: tuple) -> object:
+        kind, key = step
+        if kind == "local":
+            index = self._guard.params.index(key)
+            if index >= len(self._args):
+                raise IndexError(f"no argument for parameter {key!r} among the {len(self._args)} passed")
+            return self._args[index]
+        if kind == "global":
+            return self._guard._globals_dict[key]
+        if kind == "builtin":
+            return self._guard._builtins_dict[key]
+        if kind == "module":
+            return sys.modules[key]
+        return self._cells[key].cell_contents
+
+
+def compile_tree(tree: GuardTree, params: list[str], globals_dict: dict, builtins_dict: dict) -> GuardFunction:
+    """Generate and compile the check function for `tree`.
+
+    `params` are the guarded function's parameter names in order; the generated function takes them
+    positionally, then the closure cells tuple (or None). Raises ValueError if a local path names no parameter.
+    """
+    params = tuple(params)
+    plan = _schedule(tree)
+    ns = Namespace()
+    ns["__builtins__"] = builtins  # the real builtins for `type`, `len`; builtins_dict is only for guarded reads
+    ns[_GLOBALS] = globals_dict
+    ns[_BUILTINS] = builtins_dict
+    source = _Codegen(params, ns).function(plan)
+    code = compile(source, "<jitcore guard>", "exec")
+    # A plain dict, not the Namespace subclass: CPython 3.12 specialises LOAD_GLOBAL only for exact-dict
+    # globals; with a subclass every builtin lookup (`type`, `len`) goes through a raised KeyError (~4x slower).
+    function_globals = dict(ns)
+    exec(code, function_globals)
+    return GuardFunction(function_globals[_FUNCTION_NAME], source, tree, params, plan, globals_dict, builtins_dict)
+
+
+def _schedule(tree: GuardTree) -> list[tuple[GuardNode, Check, str]]:
+    """The order checks run in: cheapest first (ties in insertion order), except that a node's value is read
+    only after every check on its parent has passed (a read on a wrong type may raise or run user code).
+
+    Root checks therefore come before everything else.
+    """
+    ready: list[tuple[int, int, Check, str, GuardNode]] = []
+    remaining: dict[GuardNode, int] = {}
+
+    def open_node(node: GuardNode) -> None:
+        if not node.checks:
+            for child in node.children.values():
+                open_node(child)
+            return
+        remaining[node] = len(node.checks)
+        for check, user_name, order in node.checks:
+            heapq.heappush(ready, (check.cost, order, check, user_name, node))  # `order` is unique: no ties
+
+    open_node(tree.root)
+    plan = []
+    while ready:
+        _, _, check, user_name, node = heapq.heappop(ready)
+        plan.append((node, check, user_name))
+        remaining[node] -= 1
+        if remaining[node] == 0:
+            for child in node.children.values():
+                open_node(child)
+    return plan
+
+
+def _parameter_names(params: tuple[str, ...]) -> list[str]:
+    """Names for the generated function's parameters: the user's own where safe, `___argN` otherwise.
+
+    Unsafe: not an identifier, a keyword, a generated (`___`) name, a duplicate, or a builtin name that would
+    shadow the `type`/`len` the rendered checks use.
+    """
+    names: list[str] = []
+    for index, name in enumerate(params):
+        safe = (isinstance(name, str) and name.isidentifier() and name.isascii() and not keyword.iskeyword(name)
+                and not name.startswith("___") and name not in builtins.__dict__ and name not in names)
+        names.append(name if safe else f"___arg{index}")
+    return names
+
+
+def _comment(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+
+
+class _Codegen:
+    """Writes the source of one check function; each node's value is read once into a local."""
+
+    def __init__(self, params: tuple[str, ...], ns: Namespace) -> None:
+        self._params = params
+        self._ns = ns
+        self._names = _parameter_names(params)
+        self._lines: list[str] = []
+        self._vars: dict[GuardNode, str] = {}
+
+    def function(self, plan: list[tuple[GuardNode, Check, str]]) -> str:
+        header = f"def {_FUNCTION_NAME}({', '.join(self._names + [_CELLS])}):"
+        renamed = [f"{new} is {old!r}" for new, old in zip(self._names, self._params) if new != old]
+        if renamed:
+            header += f"  # {_comment(', '.join(renamed))}"
+        if not plan:
+            return f"{header}\n    return True\n"
+        for node, check, user_name in plan:
+            var = "None" if node.parent is None else self._value(node)
+            self._emit(f"if not ({check.render(var, self._ns)}):  # {_comment(user_name)}: {_comment(check.describe())}")
+            self._emit("    return False")
+        body = "\n".join(self._lines)
+        # Any Exception while reading or testing (a missing global, a hostile __getattr__ or __eq__) is a miss.
+        return f"{header}\n    try:\n{body}\n        return True\n    except Exception:\n        return False\n"
+
+    def _emit(self, line: str) -> None:
+        self._lines.append("        " + line)
+
+    def _value(self, node: GuardNode) -> str:
+        """The local that holds `node`'s value, emitting its read (and its ancestors') the first time."""
+        var = self._vars.get(node)
+        if var is not None:
+            return var
+        kind, key = node.step
+        if node.parent.parent is None and kind == "local":
+            if key not in self._params:
+                raise ValueError(f"guard path {node.path!r} names local {key!r}, which is not a parameter of the "
+                                 f"guarded function (parameters: {', '.join(self._params) or 'none'})")
+            var = self._names[self._params.index(key)]
+        else:
+            expression = self._read_expression(node)
+            var = self._ns.temp("v")
+            name = node.user_name or default_user_name(node.path)
+            self._emit(f"{var} = {expression}  # {_comment(name)}")
+        self._vars[node] = var
+        return var
+
+    def _read_expression(self, node: GuardNode) -> str:
+        kind, key = node.step
+        if node.parent.parent is None:
+            if kind == "global":
+                return f"{_GLOBALS}[{constant_source(key, self._ns)}]"
+            if kind == "builtin":
+                return f"{_BUILTINS}[{constant_source(key, self._ns)}]"
+            if kind == "module":
+                modules = self._ns.constant(sys.modules, "sys_modules")
+                return f"{modules}[{constant_source(key, self._ns)}]"
+            return f"{_CELLS}[{key}].cell_contents"
+        base = self._value(node.parent)
+        if kind == "attr":
+            # Non-ASCII names are NFKC-normalised by the parser, so they must go through getattr.
+            if key.isidentifier() and key.isascii() and not keyword.iskeyword(key):
+                return f"{base}.{key}"
+            return f"getattr({base}, {key!r})"
+        if kind == "item":
+            return f"{base}[{constant_source(key, self._ns, 'key')}]"
+        getitem = self._ns.constant(dict.__getitem__, "dict_getitem")
+        return f"{getitem}({base}, {constant_source(key, self._ns, 'key')})"
+

@@ -1,0 +1,190 @@
+"""The guard tree: one node per access path from a frame, leaf checks on the nodes, root checks on the root.
+
+A path is a tuple of plain steps, the only thing guards/ knows about where a value lives (see Note [Access
+steps]). Imports the standard library and guards.checks only; never jitcore or bytecode.
+Entry points: GuardTree (add, add_root, checks, pretty), count_checks, read_step, default_user_name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from guards.checks import Check
+
+__all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "GuardTree", "count_checks", "default_user_name", "read_step"]
+
+# Note [Access steps]
+# Root steps (the first step of every path):
+#   ("local", name)    an argument of the guarded function, passed to the check function by position
+#   ("global", name)   globals_dict[name], the globals dict bound when compiling
+#   ("builtin", name)  builtins_dict[name], the builtins dict bound when compiling
+#   ("cell", index)    cells[index].cell_contents, `cells` being the closure tuple passed to the check function
+# Child steps:
+#   ("attr", name)     getattr(obj, name)
+#   ("item", key)      obj[key], for any hashable constant key
+#   ("dictitem", key)  dict.__getitem__(obj, key): raw dict access (module._parameters['w']) that bypasses a
+#                      Python-level __getitem__
+ROOT_STEPS = frozenset({"local", "global", "builtin", "cell", "module"})
+CHILD_STEPS = frozenset({"attr", "item", "dictitem"})
+
+_dict_getitem = dict.__getitem__
+
+
+def read_step(base: object, step: tuple) -> object:
+    """Apply one child step to `base`, the slow-path twin of the code compile.py generates."""
+    kind, key = step
+    if kind == "attr":
+        return getattr(base, key)
+    if kind == "item":
+        return base[key]
+    if kind == "dictitem":
+        return _dict_getitem(base, key)
+    raise ValueError(f"unknown child step {step!r}")
+
+
+def default_user_name(path: tuple) -> str:
+    """A readable name for a path when the caller gave none: `x`, `G.scale`, `cell 0`, `self.fc['w']`."""
+    if not path:
+        return "global state"
+    kind, key = path[0]
+    name = {"local": str(key), "global": f"G.{key}", "builtin": f"builtins.{key}", "cell": f"cell {key}",
+            "module": str(key)}[kind]
+    for kind, key in path[1:]:
+        name += f".{key}" if kind == "attr" else f"[{key!r}]"
+    return name
+
+
+def _validate_path(path: tuple) -> None:
+    if type(path) is not tuple or not path:
+        raise ValueError(f"a guard path must be a non-empty tuple of steps, got {path!r}")
+    for index, step in enumerate(path):
+        allowed = ROOT_STEPS if index == 0 else CHILD_STEPS
+        if type(step) is not tuple or len(step) != 2 or step[0] not in allowed:
+            where = "first" if index == 0 else "later"
+            raise ValueError(
+                f"step {index} of guard path {path!r} is {step!r}; a {where} step must be a pair "
+                f"(kind, key) with kind one of {sorted(allowed)}"
+            )
+        kind, key = step
+        if kind == "cell" and (type(key) is not int or key < 0):
+            raise ValueError(f"a cell step needs an index >= 0, got {step!r} in {path!r}")
+        if kind in ("local", "global", "builtin", "attr", "module") and type(key) is not str:
+            raise ValueError(f"a {kind} step needs a name (str), got {step!r} in {path!r}")
+        hash(key)  # an unhashable key raises TypeError here, naming the key
+
+
+def _step_key(step: tuple) -> tuple:
+    # 1, 1.0 and True hash and compare equal but may select different things through a user __getitem__;
+    # keep them apart by keying children on the key's type too.
+    return (step[0], type(step[1]), step[1])
+
+
+class GuardNode:
+    """One access path. `checks` holds (check, user_name, order) in insertion order, `order` being the tree-wide
+    insertion counter; `children` maps a step's key to the child node, in insertion order.
+
+    Invariant: no two checks on a node are equal.
+    """
+
+    __slots__ = ("step", "path", "parent", "user_name", "checks", "children")
+
+    def __init__(self, step: tuple | None, parent: GuardNode | None) -> None:
+        self.step = step
+        self.parent = parent
+        self.path: tuple = () if parent is None else parent.path + (step,)
+        self.user_name: str | None = None
+        self.checks: list[tuple[Check, str, int]] = []
+        self.children: dict[tuple, GuardNode] = {}
+
+    def walk(self) -> Iterator[GuardNode]:
+        """This node and every descendant, depth first, children in insertion order."""
+        yield self
+        for child in self.children.values():
+            yield from child.walk()
+
+
+class GuardTree:
+    """The checks one cache entry needs, organised by access path.
+
+    Vocabulary: the root node (path `()`) holds root checks such as GlobalStateMatch; every other node is
+    reached from its parent by one step. Nodes are created for every prefix of a path that is added.
+    """
+
+    def __init__(self) -> None:
+        self.root = GuardNode(None, None)
+        self.root.user_name = "global state"
+        self._count = 0
+
+    def add(self, path: tuple, check: Check, user_name: str | None = None) -> bool:
+        """Add `check` at the node for `path`; returns False when an identical check is already there."""
+        _validate_path(path)
+        node = self.root
+        for step in path:
+            key = _step_key(step)
+            child = node.children.get(key)
+            if child is None:
+                child = node.children[key] = GuardNode(step, node)
+            node = child
+        return self._add_check(node, check, user_name or default_user_name(path))
+
+    def add_root(self, check: Check, user_name: str = "global state") -> bool:
+        """Add a check that reads no value (torch global state); root checks run before every other check."""
+        return self._add_check(self.root, check, user_name)
+
+    def _add_check(self, node: GuardNode, check: Check, user_name: str) -> bool:
+        if not isinstance(check, Check):
+            raise TypeError(f"a guard check must be a Check (TypeMatch, TensorMatch, ...), got {check!r}")
+        if any(check == existing for existing, _, _ in node.checks):
+            return False
+        if node.user_name is None:
+            node.user_name = user_name
+        node.checks.append((check, user_name, self._count))
+        self._count += 1
+        return True
+
+    def node(self, path: tuple) -> GuardNode | None:
+        """The node for `path`, or None if nothing was added at or below it."""
+        node = self.root
+        for step in path:
+            node = node.children.get(_step_key(step))
+            if node is None:
+                return None
+        return node
+
+    def checks(self) -> Iterator[tuple[tuple, str, Check]]:
+        """Every check as (path, user_name, check): root checks first, then depth first in insertion order."""
+        for node in self.root.walk():
+            for check, user_name, _ in node.checks:
+                yield node.path, user_name, check
+
+    def __len__(self) -> int:
+        return self._count
+
+    def pretty(self) -> str:
+        """The tree as indented text in the user's names; nodes without checks are folded into their children."""
+        lines: list[str] = []
+        entries = self._visible(self.root) if not self.root.checks else [self.root]
+        self._pretty_entries(entries, "", lines)
+        return "\n".join(lines)
+
+    def _visible(self, node: GuardNode) -> list[GuardNode]:
+        """The nearest descendants of `node` (excluding the root itself) that hold checks."""
+        found: list[GuardNode] = []
+        for child in node.children.values():
+            found += [child] if child.checks else self._visible(child)
+        return found
+
+    def _pretty_entries(self, entries: list[GuardNode], indent: str, lines: list[str]) -> None:
+        if entries and entries[0] is self.root:  # root checks print as siblings of the top-level nodes
+            entries = [self.root] + self._visible(self.root)
+        for position, node in enumerate(entries):
+            last = position == len(entries) - 1
+            described = ", ".join(check.describe() for check, _, _ in node.checks)
+            lines.append(f"{indent}{'└── ' if last else '├── '}{node.user_name}: {described}")
+            if node is not self.root:
+                self._pretty_entries(self._visible(node), indent + ("    " if last else "│   "), lines)
+
+
+def count_checks(tree: GuardTree) -> int:
+    """How many checks `tree` holds (root checks included)."""
+    return len(tree)

@@ -1,0 +1,234 @@
+"""The public entry points: compile, register, enabled, explain, reset, disable, allow_in_graph.
+
+Everything here validates its input and turns it into runtime objects; nothing here interprets bytecode.
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+import types
+
+import torch
+
+import backends
+from jitcore.config import config
+from jitcore.errors import InvalidArgumentError, UnknownBackendError
+from jitcore.runtime.cache import Options, STATS
+from jitcore.runtime.install import compiled_function, INTERCEPTOR, ALL_CACHES
+from jitcore.runtime.registry import REGISTRY, mark_disabled
+
+__all__ = ["compile", "register", "unregister", "enabled", "explain", "reset", "disable", "allow_in_graph",
+           "is_compiling"]
+
+_MISSING = object()
+
+
+def _options(backend, fullgraph, dynamic, cache_limit, mode=None, options=None) -> Options:
+    if type(fullgraph) is not bool:
+        raise InvalidArgumentError(f"fullgraph must be True or False, got {fullgraph!r}")
+    if dynamic not in (None, True, False):
+        raise InvalidArgumentError(f"dynamic must be None, True or False, got {dynamic!r}")
+    if cache_limit is None:
+        cache_limit = config.cache_limit
+    if type(cache_limit) is not int or cache_limit < 1:
+        raise InvalidArgumentError(f"cache_limit must be a positive int, got {cache_limit!r}")
+    backend_options = {}
+    if mode is not None:
+        backend_options["mode"] = mode
+    if options is not None:
+        if not isinstance(options, dict):
+            raise InvalidArgumentError(f"options must be a dict of backend options, got {type(options).__name__}")
+        backend_options["options"] = options
+    if backend is None:
+        backend = config.backend
+    try:
+        compiled = backends.lookup(backend, **backend_options)
+    except backends.UnknownBackendError as exc:
+        raise UnknownBackendError(str(exc)) from None
+    except backends.BackendError as exc:
+        raise InvalidArgumentError(f"backend {backend!r}: {exc}") from None
+    name = backend if isinstance(backend, str) else getattr(backend, "__name__", type(backend).__name__)
+    return Options(compiled, name, fullgraph, dynamic, cache_limit)
+
+
+def _python_function(obj, what: str):
+    """The Python function (and bound self) behind a callable; clear errors for what cannot be compiled."""
+    if isinstance(obj, types.MethodType):
+        fn, bound = obj.__func__, obj.__self__
+    elif isinstance(obj, types.FunctionType):
+        fn, bound = obj, _MISSING
+    elif callable(obj) and isinstance(getattr(type(obj), "__call__", None), types.FunctionType):
+        fn, bound = type(obj).__call__, obj
+    elif callable(obj):
+        raise InvalidArgumentError(f"{what} needs a Python function, method or nn.Module; "
+                                   f"{obj!r} ({type(obj).__name__}) has no Python code to compile")
+    else:
+        raise InvalidArgumentError(f"{what} needs a callable (a function, method or nn.Module), "
+                                   f"got {type(obj).__name__} {obj!r}")
+    if not isinstance(fn, types.FunctionType):
+        raise InvalidArgumentError(f"{what}: {obj!r} has no Python code to compile")
+    flags = fn.__code__.co_flags
+    if flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        kind = "generator" if flags & inspect.CO_GENERATOR else "coroutine/async generator"
+        raise InvalidArgumentError(f"{what}: {fn.__qualname__} is a {kind} function; jitcore compiles plain "
+                                   f"functions only (generators and coroutines run natively)")
+    return fn, bound
+
+
+class _CompiledModuleMixin:
+    """Marker base of the classes `compile(module)` makes; the class attribute `_orig_mod` is the module compiled."""
+
+
+def _compile_module(module: torch.nn.Module, options: Options):
+    """A module sharing the original's state (its __dict__), whose class's forward has the dispatch prologue.
+
+    Sharing __dict__ keeps parameters, buffers, submodules, hooks, state_dict keys and train()/eval() identical to
+    the original's, like torch's OptimizedModule, while the original's own forward stays untouched.
+    """
+    cls = type(module)
+    forward = getattr(cls, "forward", None)
+    if "forward" in module.__dict__:
+        raise InvalidArgumentError("compile(module): this module has a forward set on the instance; compile "
+                                   "module.forward instead")
+    fn, _ = _python_function(forward, "compile(module)")
+    compiled = compiled_function(fn, options)
+    subclass = type(f"Compiled{cls.__name__}", (_CompiledModuleMixin, cls), {
+        "forward": compiled, "_orig_mod": module, "__module__": cls.__module__,
+        "__qualname__": f"Compiled{cls.__qualname__}"})
+    wrapper = object.__new__(subclass)
+    object.__setattr__(wrapper, "__dict__", module.__dict__)
+    return wrapper
+
+
+def compile(fn_or_module=None, *, backend="inductor", fullgraph=False, dynamic=None, cache_limit=None,
+            mode=None, options=None):
+    """Compile a function or nn.Module: its first call captures a graph, later calls run it when guards hold.
+
+    Args:
+        fn_or_module: a Python function, a bound method, a callable object, or a torch.nn.Module.
+        backend: a backend name (see `backends.list()`) or a callable `backend(gm, example_inputs)`.
+        fullgraph: raise `GraphBreakError` instead of running natively where capture has to stop.
+        dynamic: reserved for dynamic shapes (None/False: shapes are static and guarded).
+        cache_limit: most compiled variants kept per function; past it new variants run natively.
+        mode, options: inductor's mode ("default", "reduce-overhead", "max-autotune") and config overrides.
+
+    Returns:
+        A new function (fn is not modified) or a module sharing the original's parameters and state.
+
+    Example:
+        >>> opt = jit.compile(model, backend="eager")
+        >>> out = opt(x)
+    """
+    opts = _options(backend, fullgraph, dynamic, cache_limit, mode, options)
+    if fn_or_module is None:
+        return lambda target: _compile_target(target, opts)
+    return _compile_target(fn_or_module, opts)
+
+
+def _compile_target(target, opts):
+    if isinstance(target, torch.nn.Module):
+        return _compile_module(target, opts)
+    fn, bound = _python_function(target, "compile()")
+    compiled = compiled_function(fn, opts)
+    if bound is not _MISSING:
+        return types.MethodType(compiled, bound)
+    return compiled
+
+
+def register(fn_or_module):
+    """Mark a function (its code: every closure made from it too) or a module instance for `enabled()` blocks.
+
+    Nothing changes until a block is entered; the object is returned, so this works as a decorator.
+    """
+    if isinstance(fn_or_module, torch.nn.Module):
+        forward, _ = _python_function(type(fn_or_module).forward, "register(module)")
+        REGISTRY.add_module(fn_or_module, forward)
+        INTERCEPTOR.watch_new(forward.__code__)
+        return fn_or_module
+    fn, _ = _python_function(fn_or_module, "register()")
+    REGISTRY.add_function(fn)
+    INTERCEPTOR.watch_new(fn.__code__)
+    return fn_or_module
+
+
+def unregister(fn_or_module) -> None:
+    target = fn_or_module if isinstance(fn_or_module, torch.nn.Module) else getattr(fn_or_module, "__func__",
+                                                                                   fn_or_module)
+    REGISTRY.remove(target)
+
+
+@contextlib.contextmanager
+def enabled(backend=None, *, fullgraph=False, dynamic=None, cache_limit=None, mode=None, options=None):
+    """Inside the block, registered functions and modules are captured on their first call and run compiled after.
+
+    Blocks nest (the innermost options apply to functions first seen inside it); leaving the outermost block,
+    normally or by an exception, restores every function's original code. The switch is process-wide.
+    """
+    opts = _options(backend, fullgraph, dynamic, cache_limit, mode, options)
+    INTERCEPTOR.enter(opts)
+    try:
+        yield
+    finally:
+        INTERCEPTOR.exit()
+
+
+def disable(fn=None):
+    """Never trace into fn: a call to it inside compiled code runs natively, and fn itself is never compiled."""
+    if fn is None:
+        return disable
+    if not callable(fn):
+        raise InvalidArgumentError(f"disable() needs a callable, got {type(fn).__name__} {fn!r}")
+    mark_disabled(fn)
+    return fn
+
+
+def allow_in_graph(fn):
+    """Keep calls to fn as one graph node (fn must do tensor work only: it runs on fake tensors while tracing)."""
+    from jitcore.capture.values.torch_rules import allowed_in_graph
+    if not callable(fn):
+        raise InvalidArgumentError(f"allow_in_graph() needs a callable, got {type(fn).__name__} {fn!r}")
+    allowed_in_graph(fn)
+    return fn
+
+
+def is_compiling() -> bool:
+    """False when run natively; True inside code jitcore traces (capture replaces this call with True)."""
+    return False
+
+
+def _is_compiling_while_tracing(state, args, kwargs):
+    from jitcore.capture.values.constant import const
+    return const(True)
+
+
+def _register_lookasides():
+    from jitcore.capture.values.function import LOOKASIDES
+    LOOKASIDES[is_compiling] = _is_compiling_while_tracing
+
+
+_register_lookasides()
+
+
+def explain(fn, *args, **kwargs):
+    """Capture fn on these arguments without running it; return a report of graphs, breaks and guards."""
+    from jitcore.report.explain import explain_call
+    if isinstance(fn, torch.nn.Module):
+        target, bound = _python_function(type(fn).forward, "explain(module)")
+        bound = fn
+    else:
+        target, bound = _python_function(fn, "explain()")
+    if bound is not _MISSING:
+        args = (bound, *args)
+    return explain_call(target, args, kwargs)
+
+
+def reset() -> None:
+    """Drop every cache entry and restore every function swapped by an open enabled() block."""
+    for cache in list(ALL_CACHES):
+        cache.clear()
+    INTERCEPTOR.restore_all()
+    STATS.clear()
+    from jitcore.report.console import reset_seen
+    reset_seen()
+
+

@@ -1,0 +1,78 @@
+"""The one catalogue of graph-break kinds, and the exception that carries a break.
+
+A handler or a value that cannot continue raises `GraphBreak(kind, detail)`. Each kind has a stable id, a one-line
+explanation for the user and a hint. The interpreter adds the user's file:line before anyone reports it.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+__all__ = ["BreakKind", "GraphBreak", "KINDS", "kind"]
+
+
+@dataclasses.dataclass(frozen=True)
+class BreakKind:
+    id: str
+    explanation: str
+    hint: str
+
+
+KINDS: dict[str, BreakKind] = {}
+
+
+def _kind(id: str, explanation: str, hint: str) -> None:
+    KINDS[id] = BreakKind(id, explanation, hint)
+
+
+_kind("unsupported_opcode", "this bytecode instruction is not supported by jitcore's interpreter",
+      "move this statement out of the compiled function, or mark the helper that holds it with jit.disable")
+_kind("unsupported_call", "a call to a function jitcore cannot trace or put in the graph",
+      "move the call out of the compiled function, or wrap it with jit.allow_in_graph if it only does tensor work")
+_kind("print_or_io", "printing, logging and I/O have to run in Python",
+      "move the print/log call out of the compiled function, or only print outside the hot path")
+_kind("data_dependent", "the value of a tensor is needed as a Python value (.item(), .tolist(), .numpy(), bool())",
+      "keep the value as a tensor (e.g. use torch.where instead of a Python `if` on a tensor)")
+_kind("tensor_branch", "a Python branch depends on a tensor's value",
+      "use torch.where / masking instead of a Python if on a tensor, or move the decision out of the function")
+_kind("disabled_function", "the function is marked with jit.disable", "this break is what jit.disable asks for")
+_kind("unsupported_value", "an operation on a kind of Python value jitcore does not model",
+      "move this operation out of the compiled function, or pass plain tensors/containers instead")
+_kind("side_effect", "a mutation of an object that existed before the call",
+      "return the new value instead of mutating a pre-existing object inside the compiled function")
+_kind("fake_tensor_error", "the tensor operation failed while jitcore traced it with fake tensors",
+      "check the shapes/dtypes of this operation; if eager runs it fine, report it as a jitcore bug")
+_kind("user_exception", "the traced code raises an exception", "exceptions are re-raised by running the code natively")
+_kind("generator", "generators and coroutines run natively", "move tensor work out of the generator into a function")
+_kind("recursion_limit", "inlining went too deep", "mark the recursive helper with jit.disable")
+_kind("hooks", "a module with hooks is called", "remove the hooks, or call the module outside the compiled function")
+_kind("unsupported_output", "the function returns a value jitcore cannot rebuild",
+      "return tensors, Python constants, or tuples/lists/dicts of them")
+
+
+def kind(id: str) -> BreakKind:
+    return KINDS[id]
+
+
+class GraphBreak(Exception):
+    """Capture cannot continue here. `kind` is a key of KINDS; `detail` says what exactly (the user's names)."""
+
+    def __init__(self, kind: str, detail: str = ""):
+        if kind not in KINDS:
+            raise KeyError(f"graph-break kind {kind!r} is not in the catalogue (capture/breaks.py)")
+        super().__init__(f"{kind}: {detail}" if detail else kind)
+        self.kind = kind
+        self.detail = detail
+        #: filled by the interpreter: (filename, lineno, source line, function name)
+        self.location: tuple | None = None
+
+    @property
+    def info(self) -> BreakKind:
+        return KINDS[self.kind]
+
+    def describe(self) -> str:
+        where = ""
+        if self.location:
+            filename, lineno, line, func = self.location
+            where = f" at {filename}:{lineno} in {func}()" + (f"\n    {line.strip()}" if line else "")
+        detail = f" ({self.detail})" if self.detail else ""
+        return f"{self.info.explanation}{detail}{where}\n  hint: {self.info.hint}"

@@ -1,0 +1,49 @@
+"""What one capture shares across the root frame and every inlined frame: the graph, the guards, wrapped sources.
+
+A `CaptureContext` lives for one capture attempt. Guards are recorded as (source, check) by whoever relies on a
+fact; `wrapped` makes a source read twice give the same value (and so one placeholder, one guard).
+"""
+from __future__ import annotations
+
+from jitcore.capture.graph import GraphBuilder
+from jitcore.capture.sources import ModuleGlobalSource
+
+__all__ = ["CaptureContext"]
+
+_MAX_INLINE_DEPTH = 48
+
+
+class CaptureContext:
+    def __init__(self, code, fn_globals, fn_name: str, closure=None):
+        self.code = code
+        self.globals = fn_globals
+        self.builtins = fn_globals.get("__builtins__", __builtins__)
+        if not isinstance(self.builtins, dict):
+            self.builtins = vars(self.builtins)
+        self.fn_name = fn_name
+        self.closure = closure or ()
+        self.graph = GraphBuilder()
+        #: (source, check) in the order facts were relied on
+        self.guards: list = []
+        self._guard_keys: set = set()
+        #: source -> Value, so a source wraps once
+        self.wrapped: dict = {}
+        self.max_inline_depth = _MAX_INLINE_DEPTH
+        self._hooks_guarded = False
+
+    def guard(self, source, check) -> None:
+        key = (source, check)
+        if key in self._guard_keys:
+            return
+        self._guard_keys.add(key)
+        self.guards.append((source, check))
+
+    def guard_global_module_hooks(self) -> None:
+        """Global nn.Module hooks apply to every module call; they must stay empty for inlined forwards to be right."""
+        if self._hooks_guarded:
+            return
+        from guards.checks import LengthMatch
+        self._hooks_guarded = True
+        for name in ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
+                     "_global_backward_pre_hooks"):
+            self.guard(ModuleGlobalSource("torch.nn.modules.module", name), LengthMatch(0))

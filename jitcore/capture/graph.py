@@ -1,0 +1,126 @@
+"""The FX graph under construction, with fake-tensor propagation.
+
+`GraphBuilder` owns the torch.fx.Graph, the FakeTensorMode, the graph inputs (one placeholder per tensor source) and
+the node creation path: every tensor operation runs once on fake tensors to learn its result's metadata, and the
+result is wrapped back into values. Nothing here runs real compute or mutates real objects.
+"""
+from __future__ import annotations
+
+import operator
+
+import torch
+import torch.fx
+from torch._subclasses.fake_tensor import FakeTensorMode, DataDependentOutputException, DynamicOutputShapeException
+
+from jitcore.capture.breaks import GraphBreak
+
+__all__ = ["GraphBuilder", "fx_args", "fake_args"]
+
+_DATA_DEPENDENT = (DataDependentOutputException, DynamicOutputShapeException)
+
+
+def _map(values, fn):
+    """Apply fn to Values inside the (nested) containers of plain Python args."""
+    if isinstance(values, (list, tuple)):
+        return type(values)(_map(v, fn) for v in values)
+    if isinstance(values, dict):
+        return {k: _map(v, fn) for k, v in values.items()}
+    return fn(values)
+
+
+def fx_args(state, values):
+    return _map(values, lambda v: v.as_fx_arg(state))
+
+
+def fake_args(state, values):
+    return _map(values, lambda v: v.as_fake(state))
+
+
+class GraphBuilder:
+    """One graph being captured. Inputs are deduplicated by source; outputs are chosen at the end."""
+
+    def __init__(self):
+        self.graph = torch.fx.Graph()
+        self.fake_mode = FakeTensorMode(static_shapes=True)
+        #: source -> TensorValue of the placeholder (insertion order = graph input order)
+        self.inputs: dict = {}
+        self.node_count = 0
+        #: user location of the instruction being traced, stored on each node for reports
+        self.current_location: str = ""
+
+    # -- inputs -----------------------------------------------------------------------------------------------
+    def to_fake(self, tensor: torch.Tensor):
+        return self.fake_mode.from_tensor(tensor, static_shapes=True)
+
+    def add_input(self, source, real: torch.Tensor):
+        """A placeholder for a tensor read from `source`; returns (node, fake)."""
+        fake = self.to_fake(real)
+        name = _placeholder_name(source.user_name, len(self.inputs))
+        first = self._first_non_placeholder()
+        if first is None:
+            node = self.graph.placeholder(name)
+        else:
+            with self.graph.inserting_before(first):
+                node = self.graph.placeholder(name)
+        node.meta["example_value"] = fake
+        node.meta["val"] = fake
+        node.meta["source"] = source.user_name
+        return node, fake
+
+    def _first_non_placeholder(self):
+        for node in self.graph.nodes:
+            if node.op != "placeholder":
+                return node
+        return None
+
+    # -- operations -------------------------------------------------------------------------------------------
+    def run_fake(self, fn, args, kwargs):
+        """Run `fn` on fake tensors; data-dependent results and errors become graph breaks."""
+        try:
+            with self.fake_mode:
+                return fn(*args, **kwargs)
+        except _DATA_DEPENDENT as exc:
+            raise GraphBreak("data_dependent", f"{_name(fn)} needs tensor data ({type(exc).__name__})") from None
+        except GraphBreak:
+            raise
+        except Exception as exc:
+            raise GraphBreak("fake_tensor_error", f"{_name(fn)}: {type(exc).__name__}: {exc}") from None
+
+    def create_node(self, op: str, target, args: tuple, kwargs: dict, fake_result):
+        node = self.graph.create_node(op, target, args, kwargs)
+        node.meta["example_value"] = fake_result
+        if isinstance(fake_result, torch.Tensor):
+            node.meta["val"] = fake_result
+        if self.current_location:
+            node.meta["stack_trace"] = self.current_location
+        self.node_count += 1
+        return node
+
+    def getitem_node(self, node, index: int, fake):
+        return self.create_node("call_function", operator.getitem, (node, index), {}, fake)
+
+    def erase(self, node):
+        self.graph.erase_node(node)
+        self.node_count -= 1
+
+    def output(self, nodes: list):
+        self.graph.output(tuple(nodes))
+
+    def prune_inputs(self, needed: set) -> None:
+        """Drop placeholders no node uses and no output returns, so the graph takes only what it reads."""
+        for source, value in list(self.inputs.items()):
+            node = value.node
+            if not node.users and node not in needed:
+                self.graph.erase_node(node)
+                del self.inputs[source]
+
+
+def _name(fn) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+
+
+def _placeholder_name(user_name: str, index: int) -> str:
+    cleaned = "".join(ch if ch.isalnum() else "_" for ch in user_name).strip("_") or f"input{index}"
+    if cleaned[0].isdigit():
+        cleaned = "l_" + cleaned
+    return cleaned

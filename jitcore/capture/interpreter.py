@@ -1,0 +1,269 @@
+"""The abstract interpreter: frame state and the instruction loop.
+
+`FrameState` steps through a code object's instructions (`dis.get_instructions`, base opnames on 3.12) with a
+symbolic stack and symbolic locals of values (capture/values). Handlers come from capture/opcodes; a handler that
+cannot continue raises GraphBreak. Calls to user functions run in a child FrameState sharing the CaptureContext.
+Entry point: `FrameState.root(ctx, args)` then `.run()` -> the returned value.
+"""
+from __future__ import annotations
+
+import dis
+import inspect
+import linecache
+import sys
+
+from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.opcodes import HANDLERS, UNSUPPORTED
+from jitcore.capture.sources import (LocalSource, GlobalSource, ModuleGlobalSource, BuiltinSource, CellSource,
+                                     AttrSource, ItemSource)
+from jitcore.capture.values import wrap
+from jitcore.capture.values.cells import CellBox, RootCell
+from jitcore.capture.values.function import bind_arguments
+
+__all__ = ["FrameState", "CaptureInternalError"]
+
+_INSTRUCTIONS: dict = {}
+
+
+class CaptureInternalError(Exception):
+    """A fault inside jitcore while interpreting; carries the opcode and the user's location."""
+
+
+def instructions_of(code):
+    entry = _INSTRUCTIONS.get(code)
+    if entry is None:
+        insts = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        entry = (insts, {inst.offset: index for index, inst in enumerate(insts)})
+        _INSTRUCTIONS[code] = entry
+    return entry
+
+
+class _Lazy:
+    """An argument not read yet: wrapped (and guarded) only when the code loads it."""
+    __slots__ = ("value", "source")
+
+    def __init__(self, value, source):
+        self.value = value
+        self.source = source
+
+
+class FrameState:
+    def __init__(self, ctx, code, fn_globals, local_values: dict, cells: dict, parent=None, fn=None):
+        self.ctx = ctx
+        self.code = code
+        self.globals = fn_globals
+        self.instructions, self.index_of = instructions_of(code)
+        self.ip = 0
+        self.stack: list = []
+        self.locals = local_values
+        self.cells = cells
+        self.parent = parent
+        self.fn = fn
+        self.depth = 0 if parent is None else parent.depth + 1
+        self.kw_names: tuple = ()
+        self.result = None
+        self.done = False
+        self.jumped = False
+        self.current = None
+        self.lineno = code.co_firstlineno
+
+    @property
+    def graph(self):
+        return self.ctx.graph
+
+    # -- construction -----------------------------------------------------------------------------------------
+    @classmethod
+    def root(cls, ctx, arg_values: dict):
+        """The frame being captured: arguments come from the live call and are wrapped lazily with local sources."""
+        code = ctx.code
+        local_values = {name: _Lazy(value, LocalSource(name)) for name, value in arg_values.items()}
+        cells = {}
+        for index, name in enumerate(code.co_freevars):
+            cells[name] = RootCell(ctx.closure[index], CellSource(index, name))
+        return cls(ctx, code, ctx.globals, local_values, cells)
+
+    # -- the loop ---------------------------------------------------------------------------------------------
+    def run(self):
+        from jitcore.config import config
+        check = config.debug_checks
+        while not self.done:
+            inst = self.instructions[self.ip]
+            self.ip += 1
+            self.current = inst
+            if inst.starts_line is not None:
+                self.lineno = inst.starts_line
+                self.graph.current_location = self.location_text()
+            handler = HANDLERS.get(inst.opname)
+            if handler is None:
+                kind = UNSUPPORTED.get(inst.opname, "unsupported_opcode")
+                raise self._located(GraphBreak(kind, f"opcode {inst.opname}"))
+            try:
+                self._step(handler, inst, check)
+            except GraphBreak as brk:
+                raise self._located(brk)
+            except CaptureInternalError:
+                raise
+            except RecursionError:
+                raise self._located(GraphBreak("recursion_limit", "Python recursion limit while tracing"))
+            except Exception as exc:
+                raise CaptureInternalError(
+                    f"{type(exc).__name__}: {exc} (while executing {inst.opname} at offset {inst.offset}, "
+                    f"{self.location_text()})") from exc
+        return self.result
+
+    def _step(self, handler, inst, check):
+        stack = self.stack
+        depth = len(stack)
+        self.jumped = False
+        if handler.edits_stack:
+            handler.fn(self, inst)
+            if check and not (inst.opname == "FOR_ITER" and self.jumped):
+                _check_effect(inst, len(stack) - depth, self.jumped)
+            return
+        args = []
+        oparg = inst.arg
+        for item in reversed(handler.signature.inputs):
+            n = item.size(oparg)
+            if item.count is None:
+                if n:
+                    args.append(stack.pop())
+                else:
+                    args.append(None)
+            else:
+                if n:
+                    chunk = stack[-n:]
+                    del stack[-n:]
+                else:
+                    chunk = []
+                args.append(chunk)
+        args.reverse()
+        out = handler.fn(self, inst, *args)
+        if out is not None:
+            if type(out) is tuple:
+                stack.extend(out)
+            else:
+                stack.append(out)
+        if check:
+            _check_effect(inst, len(stack) - depth, self.jumped)
+
+    def _located(self, brk: GraphBreak) -> GraphBreak:
+        if brk.location is None:
+            filename = self.code.co_filename
+            line = linecache.getline(filename, self.lineno)
+            brk.location = (filename, self.lineno, line, self.code.co_name)
+        return brk
+
+    def location_text(self) -> str:
+        return f"{self.code.co_filename}:{self.lineno} in {self.code.co_name}"
+
+    # -- helpers for handlers ---------------------------------------------------------------------------------
+    def jump(self, inst) -> None:
+        self.ip = self.index_of[inst.argval]
+        self.jumped = True
+
+    def do_return(self, value) -> None:
+        self.result = value
+        self.done = True
+
+    def load_local(self, name: str):
+        value = self.locals.get(name, _UNBOUND)
+        if value is _UNBOUND:
+            raise GraphBreak("user_exception", f"UnboundLocalError: local variable '{name}' referenced before "
+                                               f"assignment")
+        return self.load_local_value(name, value)
+
+    def load_local_value(self, name: str, value):
+        """Realize a lazily wrapped argument (guards are installed now, when the code first reads it)."""
+        if type(value) is _Lazy:
+            value = wrap(self, value.value, value.source)
+            self.locals[name] = value
+        return value
+
+    def load_global(self, name: str):
+        fn_globals = self.globals
+        if name in fn_globals:
+            return wrap(self, fn_globals[name], self._global_source(name))
+        builtins = self.ctx.builtins if fn_globals is self.ctx.globals else _builtins_of(fn_globals)
+        if name in builtins:
+            return wrap(self, builtins[name], BuiltinSource(name) if fn_globals is self.ctx.globals else None)
+        raise GraphBreak("user_exception", f"NameError: name '{name}' is not defined")
+
+    def _global_source(self, name):
+        if self.globals is self.ctx.globals:
+            return GlobalSource(name)
+        module = self.globals.get("__name__")
+        if module in sys.modules and vars(sys.modules[module]) is self.globals:
+            return ModuleGlobalSource(module, name)
+        return None
+
+    # -- inlining ---------------------------------------------------------------------------------------------
+    def inline_call(self, fn, args: list, kwargs: dict, fn_source=None):
+        """Trace a call to an existing Python function by running its code in a child frame."""
+        from jitcore.runtime.registry import is_disabled
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            raise GraphBreak("unsupported_call", f"{fn!r} has no Python code")
+        if is_disabled(fn):
+            raise GraphBreak("disabled_function", f"{fn.__qualname__} is marked with jit.disable")
+        if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+            raise GraphBreak("generator", f"calling generator function {fn.__qualname__}")
+        defaults = self._wrap_defaults(fn, fn_source)
+        kwdefaults = self._wrap_kwdefaults(fn, fn_source)
+        bound = bind_arguments(self, fn.__qualname__, code, defaults, kwdefaults, args, kwargs)
+        cells = {}
+        closure = fn.__closure__ or ()
+        for index, name in enumerate(code.co_freevars):
+            source = None
+            if fn_source is not None:
+                source = AttrSource(ItemSource(AttrSource(fn_source, "__closure__"), index), "cell_contents")
+            cells[name] = RootCell(closure[index], source)
+        return self._run_child(code, fn.__globals__, bound, cells, fn)
+
+    def inline_nested(self, nested, args: list, kwargs: dict):
+        """Trace a call to a function made inside the captured code (its closure cells are CellBoxes)."""
+        code = nested.code
+        if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+            raise GraphBreak("generator", f"calling generator function {nested.qualname}")
+        bound = bind_arguments(self, nested.qualname, code, nested.defaults, nested.kwdefaults, args, kwargs)
+        cells = dict(zip(code.co_freevars, nested.closure))
+        return self._run_child(code, nested.globals, bound, cells, None)
+
+    def _run_child(self, code, fn_globals, bound, cells, fn):
+        if self.depth + 1 > self.ctx.max_inline_depth:
+            raise GraphBreak("recursion_limit", f"inlining deeper than {self.ctx.max_inline_depth} calls")
+        child = FrameState(self.ctx, code, fn_globals, bound, cells, parent=self, fn=fn)
+        saved = self.graph.current_location
+        try:
+            return child.run()
+        finally:
+            self.graph.current_location = saved
+
+    def _wrap_defaults(self, fn, fn_source):
+        defaults = fn.__defaults__ or ()
+        base = AttrSource(fn_source, "__defaults__") if fn_source is not None else None
+        return [wrap(self, d, ItemSource(base, i) if base is not None else None) for i, d in enumerate(defaults)]
+
+    def _wrap_kwdefaults(self, fn, fn_source):
+        kwdefaults = fn.__kwdefaults__ or {}
+        base = AttrSource(fn_source, "__kwdefaults__") if fn_source is not None else None
+        return {k: wrap(self, v, ItemSource(base, k) if base is not None else None) for k, v in kwdefaults.items()}
+
+
+class _Unbound:
+    __slots__ = ()
+
+
+_UNBOUND = _Unbound()
+
+
+def _builtins_of(fn_globals):
+    b = fn_globals.get("__builtins__", __builtins__)
+    return b if isinstance(b, dict) else vars(b)
+
+
+def _check_effect(inst, actual: int, jumped: bool) -> None:
+    expected = dis.stack_effect(inst.opcode, inst.arg if inst.opcode >= dis.HAVE_ARGUMENT else None, jump=jumped)
+    if actual != expected:
+        raise AssertionError(f"{inst.opname} (arg {inst.arg}) changed the stack by {actual}, dis says {expected}")
+
+

@@ -1,0 +1,128 @@
+"""Building and unpacking containers: BUILD_*, LIST_*/MAP_*/DICT_*, UNPACK_*, slices, strings."""
+from __future__ import annotations
+
+from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.opcodes.registry import opcode
+from jitcore.capture.values import NOT_CONSTANT, const
+from jitcore.capture.values.constant import fold
+from jitcore.capture.values.mapping import DictValue
+from jitcore.capture.values.sequence import TupleValue, ListValue
+
+
+@opcode("BUILD_TUPLE", signature="items[oparg] -- tup")
+def build_tuple(state, inst, items):
+    return TupleValue(items)
+
+
+@opcode("BUILD_LIST", signature="items[oparg] -- lst")
+def build_list(state, inst, items):
+    return ListValue(items)
+
+
+@opcode("BUILD_MAP", signature="items[oparg*2] -- dict")
+def build_map(state, inst, items):
+    result = DictValue({})
+    for key, value in zip(items[::2], items[1::2]):
+        result.setitem(state, key, value)
+    return result
+
+
+@opcode("BUILD_CONST_KEY_MAP", signature="values[oparg], keys -- dict")
+def build_const_key_map(state, inst, values, keys):
+    names = keys.constant()
+    return DictValue(dict(zip(names, values)))
+
+
+@opcode("BUILD_SLICE", signature="start, stop, step if (oparg == 3) -- slice")
+def build_slice(state, inst, start, stop, step):
+    return build_slice_value(state, [start, stop] + ([step] if step is not None else []))
+
+
+def build_slice_value(state, parts):
+    consts = [p.constant() for p in parts]
+    if NOT_CONSTANT in consts:
+        raise GraphBreak("data_dependent" if any(p.is_tensor() for p in parts) else "unsupported_value",
+                         "a slice bound that is not a Python constant")
+    return const(slice(*consts))
+
+
+@opcode("LIST_APPEND", signature="lst, unused[oparg-1], item -- lst, unused[oparg-1]")
+def list_append(state, inst, lst, unused, item):
+    lst.items.append(item)
+    return (lst, *unused)
+
+
+@opcode("LIST_EXTEND", signature="lst, unused[oparg-1], iterable -- lst, unused[oparg-1]")
+def list_extend(state, inst, lst, unused, iterable):
+    lst.items.extend(iterable.iterate(state))
+    return (lst, *unused)
+
+
+@opcode("MAP_ADD", signature="dct, unused[oparg-1], key, value -- dct, unused[oparg-1]")
+def map_add(state, inst, dct, unused, key, value):
+    dct.setitem(state, key, value)
+    return (dct, *unused)
+
+
+@opcode("DICT_UPDATE", "DICT_MERGE", signature="dct, unused[oparg-1], update -- dct, unused[oparg-1]")
+def dict_update(state, inst, dct, unused, update):
+    if not isinstance(update, DictValue):
+        raise GraphBreak("unsupported_value", f"** of a {update.kind_name}")
+    if inst.opname == "DICT_MERGE":
+        repeated = set(dct.items) & set(update.items)
+        if repeated:
+            raise GraphBreak("user_exception", f"TypeError: got multiple values for keyword argument "
+                                               f"'{sorted(repeated)[0]}'")
+    dct.items.update(update.items)
+    return (dct, *unused)
+
+
+@opcode("UNPACK_SEQUENCE", signature="seq -- unused[oparg]")
+def unpack_sequence(state, inst, seq):
+    items = seq.iterate(state)
+    if len(items) != inst.arg:
+        what = "too many" if len(items) > inst.arg else "not enough"
+        raise GraphBreak("user_exception", f"ValueError: {what} values to unpack (expected {inst.arg})")
+    return tuple(reversed(items))
+
+
+@opcode("UNPACK_EX", signature="seq -- unused[(oparg & 0xFF) + (oparg >> 8) + 1]")
+def unpack_ex(state, inst, seq):
+    before, after = inst.arg & 0xFF, inst.arg >> 8
+    items = seq.iterate(state)
+    if len(items) < before + after:
+        raise GraphBreak("user_exception", "ValueError: not enough values to unpack")
+    middle = ListValue(items[before:len(items) - after])
+    ordered = [*items[:before], middle, *items[len(items) - after:]]
+    return tuple(reversed(ordered))
+
+
+@opcode("CALL_INTRINSIC_1", signature="value -- res")
+def call_intrinsic_1(state, inst, value):
+    name = inst.argrepr
+    if name == "INTRINSIC_LIST_TO_TUPLE":
+        return TupleValue(list(value.items))
+    if name == "INTRINSIC_UNARY_POSITIVE":
+        return value.unary_op(state, "pos")
+    raise GraphBreak("unsupported_opcode", f"CALL_INTRINSIC_1 {name}")
+
+
+@opcode("FORMAT_VALUE", signature="value, fmt_spec if ((oparg & 0x04) == 0x04) -- result")
+def format_value(state, inst, value, fmt_spec):
+    v = value.constant()
+    spec = "" if fmt_spec is None else fmt_spec.constant()
+    if v is NOT_CONSTANT or spec is NOT_CONSTANT:
+        raise GraphBreak("unsupported_value", f"formatting a {value.kind_name} into a string")
+    conversion = inst.arg & 0x03
+    if conversion == 1:
+        v = str(v)
+    elif conversion == 2:
+        v = repr(v)
+    elif conversion == 3:
+        v = ascii(v)
+    return const(fold(state, format, v, spec))
+
+
+@opcode("BUILD_STRING", signature="pieces[oparg] -- str")
+def build_string(state, inst, pieces):
+    return const("".join(p.constant() for p in pieces))

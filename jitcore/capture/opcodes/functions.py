@@ -1,0 +1,17 @@
+"""MAKE_FUNCTION: functions and lambdas defined inside the captured code, with their closure cells."""
+from __future__ import annotations
+
+from jitcore.capture.opcodes.registry import opcode
+from jitcore.capture.values.function import NestedFunctionValue
+
+
+@opcode("MAKE_FUNCTION", signature="defaults if (oparg & 0x01), kwdefaults if (oparg & 0x02), "
+                                   "annotations if (oparg & 0x04), closure if (oparg & 0x08), codeobj -- func")
+def make_function(state, inst, defaults, kwdefaults, annotations, closure, codeobj):
+    code = codeobj.constant()
+    return NestedFunctionValue(
+        code, state.globals,
+        defaults=defaults.iterate(state) if defaults is not None else [],
+        kwdefaults=dict(kwdefaults.items) if kwdefaults is not None else {},
+        closure=list(closure.items) if closure is not None else [],
+        qualname=code.co_qualname)

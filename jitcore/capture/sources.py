@@ -1,0 +1,174 @@
+"""Where a value came from, as a tree of small frozen dataclasses.
+
+Each source has exactly three faces: `path` (a tuple of plain access steps, the only thing guards/ sees),
+`user_name` (how the user would write it: `self.fc.weight`, `G.scale`) and `emit(codegen)` (a Python expression that
+reloads the value inside generated code). Sources hash by structure, so one value read twice shares its guards.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+__all__ = ["Source", "LocalSource", "GlobalSource", "ModuleGlobalSource", "BuiltinSource", "CellSource",
+           "AttrSource", "ItemSource", "ModuleDictSource"]
+
+
+class Source:
+    __slots__ = ()
+
+    @property
+    def path(self) -> tuple:
+        raise NotImplementedError
+
+    @property
+    def user_name(self) -> str:
+        raise NotImplementedError
+
+    def emit(self, codegen) -> str:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.user_name
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class LocalSource(Source):
+    """An argument of the captured frame (locals of the root frame at its first instruction)."""
+    name: str
+
+    @property
+    def path(self):
+        return (("local", self.name),)
+
+    @property
+    def user_name(self):
+        return self.name
+
+    def emit(self, codegen):
+        return codegen.local(self.name)
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class GlobalSource(Source):
+    """A name in the captured frame's own globals."""
+    name: str
+
+    @property
+    def path(self):
+        return (("global", self.name),)
+
+    @property
+    def user_name(self):
+        return f"G.{self.name}"
+
+    def emit(self, codegen):
+        return f"{codegen.globals_name()}[{self.name!r}]"
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class ModuleGlobalSource(Source):
+    """A global of another Python module (read by an inlined function defined there)."""
+    module: str
+    name: str
+
+    @property
+    def path(self):
+        return (("module", self.module), ("attr", self.name))
+
+    @property
+    def user_name(self):
+        return f"{self.module}.{self.name}"
+
+    def emit(self, codegen):
+        return f"{codegen.module_globals(self.module)}[{self.name!r}]"
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class BuiltinSource(Source):
+    name: str
+
+    @property
+    def path(self):
+        return (("builtin", self.name),)
+
+    @property
+    def user_name(self):
+        return self.name
+
+    def emit(self, codegen):
+        return f"{codegen.builtins_name()}[{self.name!r}]"
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class CellSource(Source):
+    """The contents of closure cell `index` of the root frame's function (`co_freevars[index]`)."""
+    index: int
+    name: str
+
+    @property
+    def path(self):
+        return (("cell", self.index),)
+
+    @property
+    def user_name(self):
+        return self.name
+
+    def emit(self, codegen):
+        return f"{codegen.cells_name()}[{self.index}].cell_contents"
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class AttrSource(Source):
+    base: Source
+    name: str
+
+    @property
+    def path(self):
+        return self.base.path + (("attr", self.name),)
+
+    @property
+    def user_name(self):
+        return f"{self.base.user_name}.{self.name}"
+
+    def emit(self, codegen):
+        return f"{self.base.emit(codegen)}.{self.name}"
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class ItemSource(Source):
+    """`base[key]` for a constant key (an int, a str, or a tuple of them)."""
+    base: Source
+    key: object
+
+    @property
+    def path(self):
+        return self.base.path + (("item", self.key),)
+
+    @property
+    def user_name(self):
+        return f"{self.base.user_name}[{self.key!r}]"
+
+    def emit(self, codegen):
+        return f"{self.base.emit(codegen)}[{codegen.constant(self.key)}]"
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class ModuleDictSource(Source):
+    """A parameter, buffer or submodule read straight from `module._parameters` / `_buffers` / `_modules`.
+
+    Reading the dict skips nn.Module.__getattr__ (a Python call per access) on every dispatch; the user still reads
+    `self.fc.weight` in reports.
+    """
+    base: Source
+    dict_name: str
+    key: str
+
+    @property
+    def path(self):
+        return self.base.path + (("attr", self.dict_name), ("dictitem", self.key))
+
+    @property
+    def user_name(self):
+        return f"{self.base.user_name}.{self.key}"
+
+    def emit(self, codegen):
+        return f"{self.base.emit(codegen)}.{self.dict_name}[{self.key!r}]"

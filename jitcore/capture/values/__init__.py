@@ -1,0 +1,178 @@
+"""Value kinds, and `wrap()`: the one place a real Python object becomes a value (with its guards).
+
+Each kind registers the exact types it claims (`_BY_TYPE`) or a predicate with an explicit priority
+(`_BY_PREDICATE`); a test fails if two kinds claim one type. Wrapping an object read from a source installs the
+guard that the kind relies on (a tensor's metadata, a constant's value, a module's identity).
+"""
+from __future__ import annotations
+
+import types
+
+import torch
+
+from guards.checks import TensorMatch, TypeMatch, IdMatch, EqualsMatch, LengthMatch, DictKeysMatch
+from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.sources import ItemSource
+from jitcore.capture.values.base import Value, NOT_CONSTANT, NULL, NullValue
+from jitcore.capture.values.builtins import BuiltinValue, is_builtin_rule
+from jitcore.capture.values.constant import ConstantValue, CONSTANT_TYPES, const
+from jitcore.capture.values.function import LOOKASIDES, LookasideValue, UserFunctionValue, TorchFunctionValue, UserMethodValue
+from jitcore.capture.values.mapping import DictValue
+from jitcore.capture.values.module import ModuleValue
+from jitcore.capture.values.objects import PythonModuleValue, ClassValue, is_trusted_module
+from jitcore.capture.values.opaque import OpaqueValue
+from jitcore.capture.values.sequence import TupleValue, ListValue
+from jitcore.capture.values.tensor import TensorValue
+from jitcore.capture.values.torch_rules import is_graph_callable
+
+__all__ = ["wrap", "Value", "NOT_CONSTANT", "NULL", "NullValue", "const", "claimed_types"]
+
+
+def _guard(state, source, check):
+    if source is not None:
+        state.ctx.guard(source, check)
+
+
+def _wrap_tensor(state, value, source):
+    if source is None:
+        raise GraphBreak("unsupported_value", "a tensor jitcore cannot reload at run time (no source)")
+    _guard(state, source, TensorMatch(value))
+    node, fake = state.graph.add_input(source, value)
+    tv = TensorValue(node, fake, source, type(value))
+    state.graph.inputs[source] = tv
+    return tv
+
+
+def _wrap_constant(state, value, source):
+    _guard(state, source, EqualsMatch(value))
+    return ConstantValue(value, source)
+
+
+def _wrap_tuple(state, value, source):
+    _guard(state, source, TypeMatch(type(value)))
+    _guard(state, source, LengthMatch(len(value)))
+    items = [wrap(state, item, ItemSource(source, i) if source is not None else None) for i, item in
+             enumerate(value)]
+    return TupleValue(items, source, tuple_type=None if type(value) is tuple else type(value))
+
+
+def _wrap_list(state, value, source):
+    _guard(state, source, TypeMatch(list))
+    _guard(state, source, LengthMatch(len(value)))
+    return ListValue([wrap(state, item, ItemSource(source, i) if source is not None else None)
+                      for i, item in enumerate(value)], source)
+
+
+def _wrap_dict(state, value, source):
+    keys = tuple(value.keys())
+    if not all(type(k) in (str, int) for k in keys):
+        return OpaqueValue(value, source)
+    _guard(state, source, TypeMatch(type(value)))
+    _guard(state, source, DictKeysMatch(keys))
+    items = {k: wrap(state, v, ItemSource(source, k) if source is not None else None) for k, v in value.items()}
+    return DictValue(items, source, dict_type=type(value))
+
+
+def _wrap_module(state, value, source):
+    _guard(state, source, IdMatch(value))
+    return ModuleValue(value, source)
+
+
+def _wrap_function(state, value, source):
+    from jitcore.runtime.registry import is_disabled
+    if value in LOOKASIDES:
+        return LookasideValue(value, source)
+    if is_graph_callable(value):
+        return TorchFunctionValue(value, source)
+    _guard(state, source, IdMatch(value))
+    if is_disabled(value):
+        return OpaqueValue(value, source)
+    return UserFunctionValue(value, source)
+
+
+def _wrap_builtin(state, value, source):
+    if is_graph_callable(value):
+        return TorchFunctionValue(value, source)
+    _guard(state, source, IdMatch(value))
+    if is_builtin_rule(value) or value is print:
+        return BuiltinValue(value, source)
+    return OpaqueValue(value, source)
+
+
+def _wrap_method(state, value, source):
+    from jitcore.capture.sources import AttrSource
+    self_value = wrap(state, value.__self__, AttrSource(source, "__self__") if source is not None else None)
+    fn = value.__func__
+    if not hasattr(fn, "__code__"):
+        return OpaqueValue(value, source)
+    _guard(state, AttrSource(source, "__func__") if source is not None else None, IdMatch(fn))
+    return UserMethodValue(fn, self_value, source)
+
+
+def _wrap_pymodule(state, value, source):
+    if not is_trusted_module(value.__name__):
+        _guard(state, source, IdMatch(value))
+    return PythonModuleValue(value, source)
+
+
+def _wrap_class(state, value, source):
+    if not is_trusted_module(getattr(value, "__module__", None)):
+        _guard(state, source, IdMatch(value))
+    return ClassValue(value, source)
+
+
+_BY_TYPE = {t: _wrap_constant for t in CONSTANT_TYPES}
+_BY_TYPE.update({
+    tuple: _wrap_tuple,
+    list: _wrap_list,
+    dict: _wrap_dict,
+    types.FunctionType: _wrap_function,
+    types.BuiltinFunctionType: _wrap_builtin,
+    types.MethodDescriptorType: _wrap_builtin,
+    types.WrapperDescriptorType: _wrap_builtin,
+    types.MethodWrapperType: _wrap_builtin,
+    types.ClassMethodDescriptorType: _wrap_builtin,
+    types.MethodType: _wrap_method,
+    types.ModuleType: _wrap_pymodule,
+})
+
+#: (priority, predicate, wrapper): higher priority first; used when the exact type is not in _BY_TYPE
+_BY_PREDICATE = sorted([
+    (30, lambda v: isinstance(v, torch.Tensor), _wrap_tensor),
+    (20, lambda v: isinstance(v, torch.nn.Module), _wrap_module),
+    (10, lambda v: isinstance(v, type), _wrap_class),
+    (5, lambda v: isinstance(v, tuple) and hasattr(type(v), "_fields"), _wrap_tuple),
+    (4, lambda v: isinstance(v, dict), _wrap_dict),
+], key=lambda row: -row[0])
+
+
+def claimed_types() -> dict:
+    """type -> wrapper name, for the test that no type is claimed twice."""
+    return {t: w.__name__ for t, w in _BY_TYPE.items()}
+
+
+def wrap(state, value, source) -> Value:
+    """The value for a real object read from `source` (None: made or found without a reloadable source)."""
+    if source is not None:
+        cached = state.ctx.wrapped.get(source)
+        if cached is not None:
+            return cached
+    wrapper = _BY_TYPE.get(type(value))
+    if wrapper is None:
+        for _, predicate, candidate in _BY_PREDICATE:
+            if predicate(value):
+                wrapper = candidate
+                break
+        else:
+            wrapper = _wrap_opaque
+    result = wrapper(state, value, source)
+    if source is not None:
+        state.ctx.wrapped[source] = result
+    return result
+
+
+def _wrap_opaque(state, value, source):
+    _guard(state, source, TypeMatch(type(value)))
+    return OpaqueValue(value, source)
+
+

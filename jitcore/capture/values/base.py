@@ -1,0 +1,118 @@
+"""The value protocol: every question the interpreter may ask about a value it tracks.
+
+Each question defaults to a graph break naming the kind and the operation; a kind overrides only what it supports.
+Questions return answers (`constant()` returns NOT_CONSTANT rather than raising). Kinds live one per module in this
+package; `wrap()` in values/__init__.py is the one place values are created from real Python objects.
+"""
+from __future__ import annotations
+
+from jitcore.capture.breaks import GraphBreak
+
+__all__ = ["Value", "NOT_CONSTANT", "NullValue", "NULL"]
+
+
+class _NotConstant:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "NOT_CONSTANT"
+
+
+#: what `Value.constant()` answers for a value that is not a compile-time Python constant
+NOT_CONSTANT = _NotConstant()
+
+
+class Value:
+    """A value as the interpreter knows it. `source` is where it came from (None for values made while tracing)."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source=None):
+        self.source = source
+
+    # -- identity ---------------------------------------------------------------------------------------------
+    @property
+    def kind_name(self) -> str:
+        return type(self).__name__.removesuffix("Value").lower()
+
+    def python_type(self) -> type:
+        raise GraphBreak("unsupported_value", f"the type of a {self.kind_name} value is unknown")
+
+    def constant(self):
+        """The Python value if it is a compile-time constant, else NOT_CONSTANT."""
+        return NOT_CONSTANT
+
+    def is_tensor(self) -> bool:
+        return False
+
+    # -- questions with graph-break defaults ------------------------------------------------------------------
+    def truth(self, state) -> bool:
+        raise GraphBreak("unsupported_value", f"truth value of a {self.kind_name}")
+
+    def length(self, state) -> int:
+        raise GraphBreak("unsupported_value", f"len() of a {self.kind_name}")
+
+    def iterate(self, state) -> list:
+        """All items, for unrolling a loop or unpacking."""
+        raise GraphBreak("unsupported_value", f"iterating a {self.kind_name}")
+
+    def getattr(self, state, name: str) -> "Value":
+        raise GraphBreak("unsupported_value", f"attribute {name!r} of a {self.kind_name}")
+
+    def setattr(self, state, name: str, value: "Value") -> None:
+        raise GraphBreak("side_effect", f"setting attribute {name!r} of a {self.kind_name}")
+
+    def getitem(self, state, key: "Value") -> "Value":
+        raise GraphBreak("unsupported_value", f"indexing a {self.kind_name}")
+
+    def setitem(self, state, key: "Value", value: "Value") -> None:
+        raise GraphBreak("side_effect", f"item assignment on a {self.kind_name}")
+
+    def delitem(self, state, key: "Value") -> None:
+        raise GraphBreak("side_effect", f"item deletion on a {self.kind_name}")
+
+    def call(self, state, args: list, kwargs: dict) -> "Value":
+        raise GraphBreak("unsupported_call", f"calling a {self.kind_name}")
+
+    def call_method(self, state, name: str, args: list, kwargs: dict) -> "Value":
+        return self.getattr(state, name).call(state, args, kwargs)
+
+    def binary_op(self, state, op: str, other: "Value", reflected: bool) -> "Value":
+        """`self <op> other` (or `other <op> self` when reflected); NotImplemented lets the other side try."""
+        return NotImplemented
+
+    def unary_op(self, state, op: str) -> "Value":
+        raise GraphBreak("unsupported_value", f"unary {op} of a {self.kind_name}")
+
+    def contains(self, state, item: "Value") -> "Value":
+        raise GraphBreak("unsupported_value", f"`in` on a {self.kind_name}")
+
+    # -- graph plumbing ---------------------------------------------------------------------------------------
+    def as_fx_arg(self, state):
+        """The object to put into an FX node's args (a Node for tensors, a plain value for constants)."""
+        raise GraphBreak("unsupported_value", f"passing a {self.kind_name} to a tensor operation")
+
+    def as_fake(self, state):
+        """The object to pass when running an operation on fake tensors."""
+        raise GraphBreak("unsupported_value", f"passing a {self.kind_name} to a tensor operation")
+
+    def reconstruct(self, codegen) -> str:
+        """A Python expression that rebuilds this value after the graph ran (the source, if nothing else)."""
+        if self.source is not None:
+            return self.source.emit(codegen)
+        raise GraphBreak("unsupported_output", f"returning a {self.kind_name} made inside the function")
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.source.user_name if self.source else ''})"
+
+
+class NullValue(Value):
+    """The NULL that 3.12 pushes below a callable (PUSH_NULL, method-form LOAD_ATTR, LOAD_GLOBAL with oparg & 1)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "NULL"
+
+
+NULL = NullValue()

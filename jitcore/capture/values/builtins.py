@@ -1,0 +1,356 @@
+"""Python's builtin functions and operator/math helpers applied to values.
+
+A builtin whose arguments are all constants runs at capture time when it is pure. Otherwise a rule in `_RULES`
+says what the builtin means for values (len -> length, isinstance -> the value's Python type, ...).
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import torch
+
+from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.values.base import Value, NOT_CONSTANT
+from jitcore.capture.values.constant import ConstantValue, const, fold
+from jitcore.capture.values.sequence import TupleValue, ListValue, IteratorValue
+from jitcore.capture.values.mapping import DictValue
+
+__all__ = ["BuiltinValue", "construct", "apply_binary", "is_builtin_rule"]
+
+#: builtins that are pure functions of constant arguments
+_PURE = {abs, min, max, sum, len, int, float, bool, str, round, divmod, pow, repr, hash, tuple, list, dict, set,
+         frozenset, sorted, any, all, range, slice, chr, ord, hex, oct, bin, format, isinstance, issubclass,
+         callable, reversed, enumerate, zip, complex, type, bytes}
+_PURE.update(v for v in vars(operator).values() if callable(v) and not isinstance(v, type))
+_PURE.update(v for k, v in vars(math).items() if callable(v) and not k.startswith("_"))
+_OPERATOR_BINARY = {getattr(operator, n): n for n in (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and_", "or_", "xor", "lshift", "rshift",
+    "lt", "le", "eq", "ne", "gt", "ge", "iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow",
+    "imatmul", "iand", "ior", "ixor")}
+_OPERATOR_UNARY = {operator.neg: "neg", operator.pos: "pos", operator.invert: "invert", abs: "abs",
+                   operator.abs: "abs", operator.not_: "not_"}
+
+_RULES = {}
+
+
+def _rule(*fns):
+    def register(handler):
+        for fn in fns:
+            _RULES[fn] = handler
+        return handler
+    return register
+
+
+def is_builtin_rule(fn) -> bool:
+    return fn in _RULES or fn in _PURE
+
+
+def apply_binary(state, op: str, a: Value, b: Value) -> Value:
+    """Python's binary operator protocol over values: a's method, then b's reflected one."""
+    result = a.binary_op(state, op, b, False)
+    if result is NotImplemented:
+        result = b.binary_op(state, op, a, True)
+    if result is NotImplemented and op.startswith("i") and op not in ("is_",):
+        return apply_binary(state, op[1:] if op != "ior" else "or_", a, b) if op[1:] in _BINOPS else result
+    if result is NotImplemented:
+        if op in ("eq", "ne"):
+            ia, ib = identity(a), identity(b)
+            if ia is not None and ib is not None:
+                return const((ia is ib) == (op == "eq"))
+        raise GraphBreak("unsupported_value", f"operator {op} between {a.kind_name} and {b.kind_name}")
+    return result
+
+
+_BINOPS = frozenset({"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and_", "or_", "xor",
+                     "lshift", "rshift"})
+
+
+def identity(value):
+    """The real object a value stands for when jitcore knows it (for `is`), else None."""
+    getter = getattr(value, "identity", None)
+    if getter is not None:
+        return getter()
+    c = value.constant()
+    return None if c is NOT_CONSTANT else c
+
+
+class BuiltinValue(Value):
+    __slots__ = ("fn",)
+
+    def __init__(self, fn, source=None):
+        super().__init__(source)
+        self.fn = fn
+
+    def python_type(self):
+        return type(self.fn)
+
+    def identity(self):
+        return self.fn
+
+    def constant(self):
+        return self.fn
+
+    def call(self, state, args, kwargs):
+        fn = self.fn
+        handler = _RULES.get(fn)
+        if handler is not None:
+            result = handler(state, *args, **kwargs)
+            if result is not NotImplemented:
+                return result
+        if fn in _PURE:
+            a = [v.constant() for v in args]
+            k = {n: v.constant() for n, v in kwargs.items()}
+            if NOT_CONSTANT not in a and NOT_CONSTANT not in k.values():
+                return const(fold(state, fn, *a, **k))
+        if fn is print:
+            raise GraphBreak("print_or_io", "print()")
+        raise GraphBreak("unsupported_call", f"builtin {getattr(fn, '__name__', fn)} on these arguments")
+
+    def as_fx_arg(self, state):
+        return self.fn
+
+    def as_fake(self, state):
+        return self.fn
+
+    def reconstruct(self, codegen):
+        return codegen.constant(self.fn)
+
+
+# -- rules ----------------------------------------------------------------------------------------------------
+
+@_rule(len)
+def _len(state, obj):
+    return const(obj.length(state))
+
+
+@_rule(isinstance)
+def _isinstance(state, obj, classinfo):
+    cls = classinfo.constant()
+    if cls is NOT_CONSTANT:
+        return NotImplemented
+    return const(fold(state, issubclass, obj.python_type(), cls))
+
+
+@_rule(type)
+def _type(state, obj, *rest):
+    if rest:
+        return NotImplemented
+    from jitcore.capture.values.objects import ClassValue
+    return ClassValue(obj.python_type())
+
+
+for _fn, _name in _OPERATOR_BINARY.items():
+    _RULES[_fn] = (lambda n: lambda state, a, b: apply_binary(state, n, a, b))(_name)
+for _fn, _name in _OPERATOR_UNARY.items():
+    _RULES[_fn] = (lambda n: lambda state, a: a.unary_op(state, n) if n != "not_" else const(not a.truth(state)))(_name)
+_RULES[operator.getitem] = lambda state, a, b: a.getitem(state, b)
+_RULES[operator.contains] = lambda state, a, b: a.contains(state, b)
+_RULES[operator.is_] = lambda state, a, b: _is(state, a, b)
+_RULES[operator.is_not] = lambda state, a, b: const(not _is(state, a, b).constant())
+_RULES[operator.truth] = lambda state, a: const(a.truth(state))
+
+
+def _is(state, a, b):
+    if a is b:
+        return const(True)
+    ia, ib = identity(a), identity(b)
+    if ia is None and a.constant() is None:
+        ia = None
+    if (ia is None and not isinstance(a, ConstantValue)) or (ib is None and not isinstance(b, ConstantValue)):
+        if a.python_type() is not b.python_type():
+            return const(False)
+        raise GraphBreak("unsupported_value", f"`is` between {a.kind_name} and {b.kind_name}")
+    return const(ia is ib)
+
+
+@_rule(getattr)
+def _getattr(state, obj, name, *default):
+    n = name.constant()
+    if type(n) is not str:
+        return NotImplemented
+    if default:
+        if not has_attribute(state, obj, n):
+            return default[0]
+    return obj.getattr(state, n)
+
+
+@_rule(hasattr)
+def _hasattr(state, obj, name):
+    n = name.constant()
+    if type(n) is not str:
+        return NotImplemented
+    return const(has_attribute(state, obj, n))
+
+
+def has_attribute(state, obj, name) -> bool:
+    if obj.is_tensor():
+        return hasattr(obj.fake, name)
+    real = identity(obj)
+    if real is not None:
+        return hasattr(real, name)
+    try:
+        obj.getattr(state, name)
+        return True
+    except GraphBreak as exc:
+        if exc.kind == "user_exception" and "AttributeError" in exc.detail:
+            return False
+        raise
+
+
+@_rule(abs)
+def _abs(state, obj):
+    return obj.unary_op(state, "abs")
+
+
+@_rule(sum)
+def _sum(state, iterable, start=None):
+    items = iterable.iterate(state)
+    total = start if start is not None else const(0)
+    for item in items:
+        total = apply_binary(state, "add", total, item)
+    return total
+
+
+@_rule(min, max)
+def _minmax(state, *args, **kwargs):
+    return NotImplemented  # constants fold; tensors compare by data, which is a break
+
+
+@_rule(tuple)
+def _tuple(state, iterable=None):
+    return TupleValue([] if iterable is None else iterable.iterate(state))
+
+
+@_rule(list)
+def _list(state, iterable=None):
+    return ListValue([] if iterable is None else iterable.iterate(state))
+
+
+@_rule(dict)
+def _dict(state, *args, **kwargs):
+    items = {}
+    if args:
+        src = args[0]
+        if isinstance(src, DictValue):
+            items.update(src.items)
+        else:
+            for pair in src.iterate(state):
+                k, v = pair.iterate(state)
+                kc = k.constant()
+                if kc is NOT_CONSTANT:
+                    raise GraphBreak("unsupported_value", "a dict key that is not a constant")
+                items[kc] = v
+    items.update(kwargs)
+    return DictValue(items)
+
+
+@_rule(iter)
+def _iter(state, obj):
+    if isinstance(obj, IteratorValue):
+        return obj
+    return IteratorValue(obj.iterate(state))
+
+
+@_rule(next)
+def _next(state, it, *default):
+    if not isinstance(it, IteratorValue):
+        return NotImplemented
+    item = it.next_item()
+    if item is None:
+        if default:
+            return default[0]
+        raise GraphBreak("user_exception", "StopIteration")
+    return item
+
+
+@_rule(enumerate)
+def _enumerate(state, iterable, start=None):
+    s = 0 if start is None else start.constant()
+    return IteratorValue([TupleValue([const(s + i), v]) for i, v in enumerate(iterable.iterate(state))], enumerate)
+
+
+@_rule(zip)
+def _zip(state, *iterables, **kwargs):
+    if kwargs:
+        return NotImplemented
+    columns = [it.iterate(state) for it in iterables]
+    return IteratorValue([TupleValue(list(row)) for row in zip(*columns)], zip)
+
+
+@_rule(reversed)
+def _reversed(state, seq):
+    return IteratorValue(list(reversed(seq.iterate(state))), reversed)
+
+
+@_rule(map)
+def _map(state, fn, *iterables):
+    columns = [it.iterate(state) for it in iterables]
+    return IteratorValue([fn.call(state, list(row), {}) for row in zip(*columns)], map)
+
+
+@_rule(filter)
+def _filter(state, fn, iterable):
+    kept = []
+    for item in iterable.iterate(state):
+        test = item if fn.constant() is None else fn.call(state, [item], {})
+        if test.truth(state):
+            kept.append(item)
+    return IteratorValue(kept, filter)
+
+
+def _truth_reduce(want_any):
+    def handler(state, iterable):
+        for item in iterable.iterate(state):
+            if item.truth(state) == want_any:
+                return const(want_any)
+        return const(not want_any)
+    return handler
+
+
+_RULES[any] = _truth_reduce(True)
+_RULES[all] = _truth_reduce(False)
+
+
+@_rule(int, float, bool, complex)
+def _number(state, *args, **kwargs):
+    for a in args:
+        if a.is_tensor():
+            raise GraphBreak("data_dependent", "converting a tensor to a Python number")
+    return NotImplemented
+
+
+@_rule(callable)
+def _callable(state, obj):
+    return const(callable(obj.python_type()) and hasattr(obj.python_type(), "__call__")
+                 if identity(obj) is None else callable(identity(obj)))
+
+
+@_rule(print)
+def _print(state, *args, **kwargs):
+    raise GraphBreak("print_or_io", "print()")
+
+
+def construct(state, cls, args, kwargs):
+    """`cls(*args, **kwargs)` for a class value."""
+    if cls in _RULES or cls in _PURE:
+        return BuiltinValue(cls).call(state, args, kwargs)
+    if cls in (torch.Size, torch.device, torch.dtype):
+        a = [v.constant() for v in args]
+        if NOT_CONSTANT not in a and not kwargs:
+            return const(fold(state, cls, *a))
+    if isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields"):
+        names = list(cls._fields)
+        bound = list(args) + [None] * (len(names) - len(args))
+        for k, v in kwargs.items():
+            if k not in names:
+                raise GraphBreak("user_exception", f"TypeError: {cls.__name__}() got an unexpected keyword '{k}'")
+            bound[names.index(k)] = v
+        defaults = getattr(cls, "_field_defaults", {})
+        for i, name in enumerate(names):
+            if bound[i] is None:
+                if name not in defaults:
+                    raise GraphBreak("user_exception", f"TypeError: {cls.__name__}() missing argument '{name}'")
+                bound[i] = const(defaults[name])
+        return TupleValue(bound, tuple_type=cls)
+    raise GraphBreak("unsupported_call", f"creating a {getattr(cls, '__qualname__', cls)} object")

@@ -1,0 +1,58 @@
+"""Closure cells: CellBox for cells made inside the captured code, RootCell for cells that already existed.
+
+Reading a RootCell wraps its contents with the cell's source (so it is guarded); writing one is a side effect on a
+pre-existing object, which the frame must run natively.
+"""
+from __future__ import annotations
+
+from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.values.base import Value
+
+__all__ = ["CellBox", "RootCell"]
+
+
+class CellBox(Value):
+    """A cell created by MAKE_CELL in a traced frame; holds a value (or None when empty)."""
+
+    __slots__ = ("contents", "name")
+
+    def __init__(self, contents=None, name=""):
+        super().__init__(None)
+        self.contents = contents
+        self.name = name
+
+    def get(self, state):
+        if self.contents is None:
+            raise GraphBreak("user_exception", f"NameError: free variable '{self.name}' referenced before assignment")
+        return self.contents
+
+    def set(self, state, value):
+        self.contents = value
+
+
+class RootCell(Value):
+    """A closure cell of a function that existed before the call."""
+
+    __slots__ = ("cell", "value")
+
+    def __init__(self, cell, source):
+        super().__init__(source)
+        self.cell = cell
+        self.value = None
+
+    def get(self, state):
+        if self.value is None:
+            from jitcore.capture.values import wrap
+            try:
+                contents = self.cell.cell_contents
+            except ValueError:
+                raise GraphBreak("user_exception", "NameError: free variable referenced before assignment") from None
+            if self.source is None:
+                from jitcore.capture.values.constant import CONSTANT_TYPES
+                if type(contents) not in CONSTANT_TYPES and not callable(contents):
+                    raise GraphBreak("unsupported_value", "a closure variable of a function jitcore cannot guard")
+            self.value = wrap(state, contents, self.source)
+        return self.value
+
+    def set(self, state, value):
+        raise GraphBreak("side_effect", "assigning a nonlocal variable of an enclosing function")

@@ -1,0 +1,124 @@
+"""Python constants: numbers, strings, None, Ellipsis, dtypes, devices, torch.Size and friends.
+
+A constant folds every operation at capture time; its source (if any) is guarded by equality when it is wrapped.
+"""
+from __future__ import annotations
+
+import operator
+
+import torch
+
+from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.values.base import Value, NOT_CONSTANT
+
+__all__ = ["ConstantValue", "CONSTANT_TYPES", "const", "fold"]
+
+#: exact types whose instances are immutable and compared by value
+CONSTANT_TYPES = (int, float, bool, complex, str, bytes, type(None), type(Ellipsis), type(NotImplemented),
+                  torch.dtype, torch.device, torch.layout, torch.memory_format, torch.Size, range, slice)
+
+#: pure methods of constant types that may run at capture time
+_PURE_METHODS = {
+    str: {"format", "join", "upper", "lower", "strip", "lstrip", "rstrip", "split", "rsplit", "replace",
+          "startswith", "endswith", "find", "rfind", "index", "count", "isdigit", "isalpha", "title", "capitalize",
+          "partition", "rpartition", "zfill", "center", "ljust", "rjust", "casefold", "isupper", "islower",
+          "removeprefix", "removesuffix", "splitlines", "encode", "__format__"},
+    int: {"bit_length", "to_bytes", "conjugate", "__index__", "__format__", "is_integer"},
+    float: {"is_integer", "hex", "conjugate", "as_integer_ratio", "__format__"},
+    torch.Size: {"numel", "index", "count", "__len__"},
+    torch.dtype: {"to_real", "to_complex"},
+    range: {"index", "count"},
+}
+
+
+def fold(state, fn, *args, **kwargs):
+    """Run a pure function on constants; an exception it raises is the user's, so the frame must run natively."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:
+        raise GraphBreak("user_exception", f"{type(exc).__name__}: {exc}") from None
+
+
+class ConstantValue(Value):
+    __slots__ = ("value",)
+
+    def __init__(self, value, source=None):
+        super().__init__(source)
+        self.value = value
+
+    def python_type(self):
+        return type(self.value)
+
+    def constant(self):
+        return self.value
+
+    def truth(self, state):
+        return bool(self.value)
+
+    def length(self, state):
+        return fold(state, len, self.value)
+
+    def iterate(self, state):
+        return [const(item) for item in fold(state, list, self.value)]
+
+    def getitem(self, state, key):
+        k = key.constant()
+        if k is NOT_CONSTANT:
+            if key.is_tensor():
+                raise GraphBreak("data_dependent", "indexing a Python sequence with a tensor")
+            return super().getitem(state, key)
+        return const(fold(state, operator.getitem, self.value, k))
+
+    def getattr(self, state, name):
+        from jitcore.capture.values.function import BoundMethodValue
+        attr = fold(state, getattr, self.value, name)
+        if callable(attr) and not isinstance(attr, type):
+            if name in _PURE_METHODS.get(type(self.value), ()):
+                return BoundMethodValue(self, name, pure=True)
+            raise GraphBreak("unsupported_call", f"method {type(self.value).__name__}.{name}")
+        return const(attr)
+
+    def binary_op(self, state, op, other, reflected):
+        ov = other.constant()
+        if ov is NOT_CONSTANT:
+            return NotImplemented
+        fn = getattr(operator, op)
+        return const(fold(state, fn, ov, self.value) if reflected else fold(state, fn, self.value, ov))
+
+    def unary_op(self, state, op):
+        return const(fold(state, getattr(operator, op), self.value))
+
+    def contains(self, state, item):
+        iv = item.constant()
+        if iv is NOT_CONSTANT:
+            return super().contains(state, item)
+        return const(fold(state, operator.contains, self.value, iv))
+
+    def as_fx_arg(self, state):
+        return self.value
+
+    def as_fake(self, state):
+        return self.value
+
+    def reconstruct(self, codegen):
+        return codegen.constant(self.value)
+
+    def __repr__(self):
+        return f"Const({self.value!r})"
+
+
+def const(value) -> Value:
+    """Wrap a value computed at capture time (no source); containers of constants stay containers."""
+    from jitcore.capture.values.sequence import TupleValue, ListValue
+    from jitcore.capture.values.mapping import DictValue
+    tp = type(value)
+    if tp is tuple:
+        return TupleValue([const(v) for v in value])
+    if tp is list:
+        return ListValue([const(v) for v in value])
+    if tp is dict:
+        return DictValue({k: const(v) for k, v in value.items()})
+    if isinstance(value, tuple) and tp is not torch.Size:
+        # namedtuples and torch.return_types structseqs keep their type so attribute access and rebuild work
+        return TupleValue([const(v) for v in value], tuple_type=tp)
+    return ConstantValue(value)

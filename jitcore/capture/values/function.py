@@ -1,0 +1,224 @@
+"""Callables: user Python functions (inlined), torch functions (graph nodes), bound methods.
+
+A user function is traced by inlining: its code runs in a child FrameState with the caller's graph. A callable from
+torch (or marked with jit.allow_in_graph) becomes one call_function node.
+"""
+from __future__ import annotations
+
+import inspect
+import types
+
+from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.values.base import Value, NOT_CONSTANT
+from jitcore.capture.values.constant import const, fold
+from jitcore.capture.values.tensor import graph_call
+
+__all__ = ["LOOKASIDES", "LookasideValue", "UserFunctionValue", "TorchFunctionValue", "BoundMethodValue", "UserMethodValue", "NestedFunctionValue"]
+
+
+#: functions whose meaning while tracing differs from running them: fn -> handler(state, args, kwargs) -> Value
+LOOKASIDES: dict = {}
+
+
+class LookasideValue(Value):
+    __slots__ = ("fn",)
+
+    def __init__(self, fn, source=None):
+        super().__init__(source)
+        self.fn = fn
+
+    def python_type(self):
+        return type(self.fn)
+
+    def identity(self):
+        return self.fn
+
+    def call(self, state, args, kwargs):
+        return LOOKASIDES[self.fn](state, args, kwargs)
+
+
+class UserFunctionValue(Value):
+    """A Python function that already existed; calling it inlines its code."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn, source=None):
+        super().__init__(source)
+        self.fn = fn
+
+    def python_type(self):
+        return type(self.fn)
+
+    def identity(self):
+        return self.fn
+
+    def getattr(self, state, name):
+        if name in ("__name__", "__qualname__", "__module__", "__doc__"):
+            return const(getattr(self.fn, name))
+        return super().getattr(state, name)
+
+    def call(self, state, args, kwargs):
+        return state.inline_call(self.fn, args, kwargs, fn_source=self.source)
+
+
+class NestedFunctionValue(Value):
+    """A function made by MAKE_FUNCTION inside the captured code: code, defaults and closure cells as values."""
+
+    __slots__ = ("code", "globals", "defaults", "kwdefaults", "closure", "qualname")
+
+    def __init__(self, code, fn_globals, defaults, kwdefaults, closure, qualname):
+        super().__init__(None)
+        self.code = code
+        self.globals = fn_globals
+        self.defaults = defaults
+        self.kwdefaults = kwdefaults
+        self.closure = closure
+        self.qualname = qualname
+
+    def python_type(self):
+        return types.FunctionType
+
+    def getattr(self, state, name):
+        if name in ("__name__", "__qualname__"):
+            return const(self.code.co_name if name == "__name__" else self.qualname)
+        return super().getattr(state, name)
+
+    def call(self, state, args, kwargs):
+        return state.inline_nested(self, args, kwargs)
+
+
+class UserMethodValue(Value):
+    """A Python function bound to a value (a module's or user object's method): inlined with self first."""
+
+    __slots__ = ("fn", "self_value")
+
+    def __init__(self, fn, self_value, source=None):
+        super().__init__(source)
+        self.fn = fn
+        self.self_value = self_value
+
+    def python_type(self):
+        return types.MethodType
+
+    def getattr(self, state, name):
+        if name == "__self__":
+            return self.self_value
+        if name == "__func__":
+            return UserFunctionValue(self.fn)
+        if name in ("__name__", "__qualname__"):
+            return const(getattr(self.fn, name))
+        return super().getattr(state, name)
+
+    def call(self, state, args, kwargs):
+        return state.inline_call(self.fn, [self.self_value, *args], kwargs)
+
+
+class TorchFunctionValue(Value):
+    """A callable from torch (or allowed in graph): a call becomes one call_function node."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn, source=None):
+        super().__init__(source)
+        self.fn = fn
+
+    def python_type(self):
+        return type(self.fn)
+
+    def identity(self):
+        return self.fn
+
+    def constant(self):
+        return self.fn
+
+    def getattr(self, state, name):
+        if name in ("__name__", "__qualname__", "__module__"):
+            return const(getattr(self.fn, name))
+        return super().getattr(state, name)
+
+    def call(self, state, args, kwargs):
+        from jitcore.capture.values.torch_rules import check_torch_call
+        check_torch_call(self.fn)
+        return graph_call(state, "call_function", self.fn, args, kwargs)
+
+    def as_fx_arg(self, state):
+        return self.fn
+
+    def as_fake(self, state):
+        return self.fn
+
+    def reconstruct(self, codegen):
+        return codegen.constant(self.fn)
+
+
+class BoundMethodValue(Value):
+    """`obj.name` for a method of a constant (run at capture time when pure)."""
+
+    __slots__ = ("obj", "name", "pure")
+
+    def __init__(self, obj, name, pure=False):
+        super().__init__(None)
+        self.obj = obj
+        self.name = name
+        self.pure = pure
+
+    def call(self, state, args, kwargs):
+        target = self.obj.constant()
+        a = [v.constant() for v in args]
+        k = {n: v.constant() for n, v in kwargs.items()}
+        if not self.pure or target is NOT_CONSTANT or NOT_CONSTANT in a or NOT_CONSTANT in k.values():
+            raise GraphBreak("unsupported_call", f"method {self.name} on non-constant arguments")
+        return const(fold(state, getattr(target, self.name), *a, **k))
+
+
+def bind_arguments(state, fn_name: str, code, defaults, kwdefaults, args: list, kwargs: dict) -> dict:
+    """Bind call arguments to parameter names the way CPython does; a binding error is the user's TypeError."""
+    params = []
+    pos_count = code.co_argcount
+    names = code.co_varnames
+    posonly = code.co_posonlyargcount
+    for i in range(pos_count):
+        kind = inspect.Parameter.POSITIONAL_ONLY if i < posonly else inspect.Parameter.POSITIONAL_OR_KEYWORD
+        params.append(inspect.Parameter(names[i], kind))
+    index = pos_count
+    kwonly = names[index + (1 if code.co_flags & inspect.CO_VARARGS else 0):][:code.co_kwonlyargcount]
+    if code.co_flags & inspect.CO_VARARGS:
+        params.append(inspect.Parameter(names[pos_count + code.co_kwonlyargcount], inspect.Parameter.VAR_POSITIONAL))
+    for name in names[pos_count:pos_count + code.co_kwonlyargcount]:
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY))
+    del kwonly
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        n = pos_count + code.co_kwonlyargcount + (1 if code.co_flags & inspect.CO_VARARGS else 0)
+        params.append(inspect.Parameter(names[n], inspect.Parameter.VAR_KEYWORD))
+    sig = inspect.Signature(params, __validate_parameters__=False)
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise GraphBreak("user_exception", f"TypeError: {fn_name}() {exc}") from None
+    result = {}
+    defaults = defaults or []
+    first_default = pos_count - len(defaults)
+    from jitcore.capture.values.sequence import TupleValue
+    from jitcore.capture.values.mapping import DictValue
+    for p in params:
+        if p.name in bound.arguments:
+            v = bound.arguments[p.name]
+            if p.kind is inspect.Parameter.VAR_POSITIONAL:
+                v = TupleValue(list(v))
+            elif p.kind is inspect.Parameter.VAR_KEYWORD:
+                v = DictValue(dict(v))
+            result[p.name] = v
+        elif p.kind is inspect.Parameter.VAR_POSITIONAL:
+            result[p.name] = TupleValue([])
+        elif p.kind is inspect.Parameter.VAR_KEYWORD:
+            result[p.name] = DictValue({})
+        elif p.kind is inspect.Parameter.KEYWORD_ONLY:
+            if kwdefaults is None or p.name not in kwdefaults:
+                raise GraphBreak("user_exception", f"TypeError: {fn_name}() missing keyword-only argument '{p.name}'")
+            result[p.name] = kwdefaults[p.name]
+        else:
+            i = params.index(p) - first_default
+            if i < 0:
+                raise GraphBreak("user_exception", f"TypeError: {fn_name}() missing argument '{p.name}'")
+            result[p.name] = defaults[i]
+    return result

@@ -1,0 +1,138 @@
+"""Dicts with constant keys (str, int, tuples of them, ...), in insertion order like Python's.
+
+A dict made inside the function is mutated in place; a dict passed in (it has a source) is read-only here.
+"""
+from __future__ import annotations
+
+from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.values.base import Value, NOT_CONSTANT
+from jitcore.capture.values.constant import const
+from jitcore.capture.values.sequence import ListValue, TupleValue
+
+__all__ = ["DictValue"]
+
+
+def _key(state, key):
+    k = key.constant()
+    if k is NOT_CONSTANT:
+        raise GraphBreak("unsupported_value", f"a dict key that is a {key.kind_name}")
+    try:
+        hash(k)
+    except TypeError as exc:
+        raise GraphBreak("user_exception", f"TypeError: {exc}") from None
+    return k
+
+
+class DictValue(Value):
+    __slots__ = ("items", "dict_type")
+
+    def __init__(self, items: dict, source=None, dict_type=dict):
+        super().__init__(source)
+        #: constant key -> value
+        self.items = items
+        self.dict_type = dict_type
+
+    def python_type(self):
+        return self.dict_type
+
+    def constant(self):
+        out = {}
+        for k, v in self.items.items():
+            c = v.constant()
+            if c is NOT_CONSTANT:
+                return NOT_CONSTANT
+            out[k] = c
+        return out
+
+    def truth(self, state):
+        return bool(self.items)
+
+    def length(self, state):
+        return len(self.items)
+
+    def iterate(self, state):
+        return [const(k) for k in self.items]
+
+    def getitem(self, state, key):
+        k = _key(state, key)
+        if k not in self.items:
+            raise GraphBreak("user_exception", f"KeyError: {k!r}")
+        return self.items[k]
+
+    def contains(self, state, item):
+        return const(_key(state, item) in self.items)
+
+    def _mutable(self, what):
+        if self.source is not None:
+            raise GraphBreak("side_effect", f"{what} on a dict passed into the function ({self.source.user_name})")
+
+    def setitem(self, state, key, value):
+        self._mutable("item assignment")
+        self.items[_key(state, key)] = value
+
+    def delitem(self, state, key):
+        self._mutable("del")
+        k = _key(state, key)
+        if k not in self.items:
+            raise GraphBreak("user_exception", f"KeyError: {k!r}")
+        del self.items[k]
+
+    def binary_op(self, state, op, other, reflected):
+        if op in ("or_", "ior") and isinstance(other, DictValue):
+            if op == "ior":
+                self._mutable("|=")
+                self.items.update(other.items)
+                return self
+            first, second = (other, self) if reflected else (self, other)
+            return DictValue({**first.items, **second.items})
+        return NotImplemented
+
+    def call_method(self, state, name, args, kwargs):
+        items = self.items
+        if name == "keys" and not args:
+            return ListValue([const(k) for k in items])
+        if name == "values" and not args:
+            return ListValue(list(items.values()))
+        if name == "items" and not args:
+            return ListValue([TupleValue([const(k), v]) for k, v in items.items()])
+        if name == "get" and 1 <= len(args) <= 2:
+            return items.get(_key(state, args[0]), args[1] if len(args) == 2 else const(None))
+        if name == "copy" and not args:
+            return DictValue(dict(items))
+        if name in ("update", "pop", "setdefault", "clear", "popitem"):
+            self._mutable(f"dict.{name}()")
+            if name == "update":
+                for a in args:
+                    if not isinstance(a, DictValue):
+                        raise GraphBreak("unsupported_value", "dict.update() with a non-dict")
+                    items.update(a.items)
+                items.update(kwargs)
+                return const(None)
+            if name == "pop":
+                k = _key(state, args[0])
+                if k in items:
+                    return items.pop(k)
+                if len(args) == 2:
+                    return args[1]
+                raise GraphBreak("user_exception", f"KeyError: {k!r}")
+            if name == "setdefault":
+                return items.setdefault(_key(state, args[0]), args[1] if len(args) > 1 else const(None))
+            if name == "clear":
+                items.clear()
+                return const(None)
+            if name == "popitem":
+                if not items:
+                    raise GraphBreak("user_exception", "KeyError: popitem(): dictionary is empty")
+                k, v = items.popitem()
+                return TupleValue([const(k), v])
+        return super().call_method(state, name, args, kwargs)
+
+    def as_fx_arg(self, state):
+        return {k: v.as_fx_arg(state) for k, v in self.items.items()}
+
+    def as_fake(self, state):
+        return {k: v.as_fake(state) for k, v in self.items.items()}
+
+    def reconstruct(self, codegen):
+        body = "".join(f"{codegen.constant(k)}: {codegen.load(v)}, " for k, v in self.items.items())
+        return "{" + body + "}" if self.dict_type is dict else codegen.build_typed_dict(self.dict_type, body)

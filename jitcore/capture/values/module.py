@@ -1,0 +1,157 @@
+"""torch.nn.Module instances: parameters and buffers become graph inputs, calls inline `forward`.
+
+A module is guarded by identity; what the graph reads from it (a constant attribute, a parameter, `training`) is
+guarded on its own source. Parameters, buffers and submodules are read from the module's dicts directly.
+"""
+from __future__ import annotations
+
+import torch
+from torch.nn.modules import module as _module_impl
+
+from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.sources import AttrSource, ModuleDictSource
+from jitcore.capture.values.base import Value
+from jitcore.capture.values.constant import const
+from jitcore.capture.values.function import UserMethodValue
+
+__all__ = ["ModuleValue"]
+
+_HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
+_GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
+                 "_global_backward_pre_hooks")
+_CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict)
+
+
+class ModuleValue(Value):
+    __slots__ = ("module",)
+
+    def __init__(self, module, source=None):
+        super().__init__(source)
+        self.module = module
+
+    def python_type(self):
+        return type(self.module)
+
+    def identity(self):
+        return self.module
+
+    def _child(self, state, dict_name, key, value):
+        from jitcore.capture.values import wrap
+        source = ModuleDictSource(self.source, dict_name, key) if self.source is not None else None
+        return wrap(state, value, source)
+
+    def getattr(self, state, name):
+        from jitcore.capture.values import wrap
+        module = self.module
+        d = module.__dict__
+        for dict_name in ("_parameters", "_buffers", "_modules"):
+            table = d.get(dict_name)
+            if table is not None and name in table:
+                return self._child(state, dict_name, name, table[name])
+        if name in d:
+            return wrap(state, d[name], AttrSource(self.source, name) if self.source is not None else None)
+        cls_attr = getattr(type(module), name, _MISSING)
+        if cls_attr is _MISSING:
+            raise GraphBreak("user_exception", f"AttributeError: '{type(module).__name__}' has no attribute '{name}'")
+        raw = _class_lookup(type(module), name)
+        if isinstance(raw, property):
+            return state.inline_call(raw.fget, [self], {})
+        if isinstance(raw, staticmethod):
+            return wrap(state, raw.__func__, None)
+        if isinstance(raw, classmethod):
+            from jitcore.capture.values.objects import ClassValue
+            return UserMethodValue(raw.__func__, ClassValue(type(module)))
+        if callable(raw) and hasattr(raw, "__code__"):
+            return UserMethodValue(raw, self)
+        if callable(raw):
+            raise GraphBreak("unsupported_call", f"{type(module).__name__}.{name} is not a Python function")
+        return wrap(state, cls_attr, None)
+
+    def setattr(self, state, name, value):
+        raise GraphBreak("side_effect", f"setting {self._name()}.{name} on a module")
+
+    def _name(self):
+        return self.source.user_name if self.source is not None else type(self.module).__name__
+
+    def call(self, state, args, kwargs):
+        module = self.module
+        self._guard_no_hooks(state)
+        forward = _class_lookup(type(module), "forward")
+        if "forward" in module.__dict__:
+            return self.getattr(state, "forward").call(state, args, kwargs)
+        if forward is None or not hasattr(forward, "__code__"):
+            raise GraphBreak("unsupported_call", f"{type(module).__name__}.forward is not a Python function")
+        return state.inline_call(forward, [self, *args], kwargs)
+
+    def _guard_no_hooks(self, state):
+        from guards.checks import LengthMatch
+        module = self.module
+        for name in _HOOK_DICTS:
+            hooks = module.__dict__.get(name)
+            if hooks:
+                raise GraphBreak("hooks", f"{self._name()} has {name.strip('_').replace('_', ' ')}")
+            if self.source is not None and hooks is not None:
+                state.ctx.guard(AttrSource(self.source, name), LengthMatch(0))
+        for name in _GLOBAL_HOOKS:
+            if getattr(_module_impl, name, None):
+                raise GraphBreak("hooks", "global module hooks are registered")
+        state.ctx.guard_global_module_hooks()
+
+    # -- containers (Sequential, ModuleList, ModuleDict) ------------------------------------------------------
+    def _items(self):
+        if not isinstance(self.module, _CONTAINERS):
+            raise GraphBreak("unsupported_value", f"iterating a {type(self.module).__name__}")
+        return list(self.module._modules.items())
+
+    def length(self, state):
+        return len(self._items())
+
+    def iterate(self, state):
+        items = self._items()
+        if isinstance(self.module, torch.nn.ModuleDict):
+            return [const(k) for k, _ in items]
+        return [self._child(state, "_modules", k, m) for k, m in items]
+
+    def getitem(self, state, key):
+        k = key.constant()
+        items = self._items()
+        if isinstance(self.module, torch.nn.ModuleDict) and isinstance(k, str):
+            if k not in self.module._modules:
+                raise GraphBreak("user_exception", f"KeyError: {k!r}")
+            return self._child(state, "_modules", k, self.module._modules[k])
+        if isinstance(k, int):
+            try:
+                name, m = items[k]
+            except IndexError:
+                raise GraphBreak("user_exception", "IndexError: index out of range") from None
+            return self._child(state, "_modules", name, m)
+        if isinstance(k, slice):
+            from jitcore.capture.values.sequence import ListValue
+            return ListValue([self._child(state, "_modules", n, m) for n, m in items[k]])
+        raise GraphBreak("unsupported_value", f"indexing a {type(self.module).__name__} with {key.kind_name}")
+
+    def call_method(self, state, name, args, kwargs):
+        if isinstance(self.module, torch.nn.ModuleDict) and name in ("keys", "values", "items") and not args:
+            from jitcore.capture.values.sequence import ListValue, TupleValue
+            items = self._items()
+            if name == "keys":
+                return ListValue([const(k) for k, _ in items])
+            children = [self._child(state, "_modules", k, m) for k, m in items]
+            if name == "values":
+                return ListValue(children)
+            return ListValue([TupleValue([const(k), c]) for (k, _), c in zip(items, children)])
+        if name in ("parameters", "named_parameters", "children", "modules", "buffers"):
+            raise GraphBreak("unsupported_call", f"Module.{name}() inside a compiled function")
+        return super().call_method(state, name, args, kwargs)
+
+
+_MISSING = object()
+
+
+def _class_lookup(cls, name):
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None
+
+

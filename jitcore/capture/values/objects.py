@@ -1,0 +1,89 @@
+"""Python modules (torch, math, a user's helper module) and classes.
+
+Attributes of torch and the standard library are stable within a process, so they are read without guards; a
+user module's attributes are guarded like globals.
+"""
+from __future__ import annotations
+
+import types
+
+from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.sources import AttrSource
+from jitcore.capture.values.base import Value
+from jitcore.capture.values.constant import const
+
+__all__ = ["PythonModuleValue", "ClassValue", "is_trusted_module"]
+
+_TRUSTED_ROOTS = frozenset({"torch", "math", "operator", "functools", "itertools", "collections", "builtins",
+                            "typing", "numbers", "enum", "dataclasses", "abc", "warnings", "inspect", "types"})
+
+
+def is_trusted_module(name: str | None) -> bool:
+    return bool(name) and name.split(".", 1)[0] in _TRUSTED_ROOTS
+
+
+class PythonModuleValue(Value):
+    __slots__ = ("module",)
+
+    def __init__(self, module, source=None):
+        super().__init__(source)
+        self.module = module
+
+    def python_type(self):
+        return types.ModuleType
+
+    def identity(self):
+        return self.module
+
+    def getattr(self, state, name):
+        from jitcore.capture.values import wrap
+        try:
+            attr = getattr(self.module, name)
+        except AttributeError as exc:
+            raise GraphBreak("user_exception", f"AttributeError: {exc}") from None
+        if is_trusted_module(self.module.__name__) or self.source is None:
+            return wrap(state, attr, None)
+        return wrap(state, attr, AttrSource(self.source, name))
+
+
+class ClassValue(Value):
+    """A class object (torch.Tensor, a user class, int): isinstance targets, constructors of constants."""
+
+    __slots__ = ("cls",)
+
+    def __init__(self, cls, source=None):
+        super().__init__(source)
+        self.cls = cls
+
+    def python_type(self):
+        return type(self.cls)
+
+    def identity(self):
+        return self.cls
+
+    def constant(self):
+        return self.cls
+
+    def getattr(self, state, name):
+        from jitcore.capture.values import wrap
+        try:
+            attr = getattr(self.cls, name)
+        except AttributeError as exc:
+            raise GraphBreak("user_exception", f"AttributeError: {exc}") from None
+        if isinstance(attr, (staticmethod, classmethod)):
+            attr = getattr(self.cls, name)
+        source = AttrSource(self.source, name) if self.source is not None else None
+        return wrap(state, attr, source)
+
+    def call(self, state, args, kwargs):
+        from jitcore.capture.values.builtins import construct
+        return construct(state, self.cls, args, kwargs)
+
+    def as_fx_arg(self, state):
+        return self.cls
+
+    def as_fake(self, state):
+        return self.cls
+
+    def reconstruct(self, codegen):
+        return codegen.constant(self.cls)

@@ -1,0 +1,260 @@
+"""Tuples and lists (and namedtuples / torch.return_types, which are tuples with a type).
+
+Items are values. A list made inside the captured function is mutated in place; a list that came from outside
+(it has a source) is read-only here: mutating it is a side effect the frame must run natively.
+"""
+from __future__ import annotations
+
+import operator
+
+from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.values.base import Value, NOT_CONSTANT
+from jitcore.capture.values.constant import ConstantValue, const, fold
+
+__all__ = ["TupleValue", "ListValue", "SequenceValue"]
+
+
+def _index(state, key):
+    k = key.constant()
+    if k is NOT_CONSTANT:
+        if key.is_tensor():
+            raise GraphBreak("data_dependent", "indexing a Python sequence with a tensor")
+        raise GraphBreak("unsupported_value", f"indexing with a {key.kind_name}")
+    if not isinstance(k, (int, slice)):
+        raise GraphBreak("user_exception", f"sequence indices must be integers or slices, not {type(k).__name__}")
+    return k
+
+
+class SequenceValue(Value):
+    __slots__ = ("items",)
+    container = tuple
+
+    def __init__(self, items, source=None):
+        super().__init__(source)
+        self.items = items
+
+    def python_type(self):
+        return self.container
+
+    def constant(self):
+        out = []
+        for item in self.items:
+            c = item.constant()
+            if c is NOT_CONSTANT:
+                return NOT_CONSTANT
+            out.append(c)
+        return self.container(out)
+
+    def truth(self, state):
+        return bool(self.items)
+
+    def length(self, state):
+        return len(self.items)
+
+    def iterate(self, state):
+        return list(self.items)
+
+    def getitem(self, state, key):
+        k = _index(state, key)
+        picked = fold(state, operator.getitem, self.items, k)
+        return self.make(picked) if isinstance(k, slice) else picked
+
+    def make(self, items):
+        return type(self)(list(items))
+
+    def contains(self, state, item):
+        found = self.constant()
+        iv = item.constant()
+        if found is NOT_CONSTANT or iv is NOT_CONSTANT:
+            if item.is_tensor() or any(v.is_tensor() for v in self.items):
+                raise GraphBreak("data_dependent", "`in` compares tensors by value")
+            return const(any(_same(v, item) for v in self.items))
+        return const(iv in found)
+
+    def binary_op(self, state, op, other, reflected):
+        if op in ("add", "iadd") and type(other) is type(self) and not reflected:
+            return self.make(self.items + other.items)
+        if op in ("mul", "imul"):
+            n = other.constant()
+            if type(n) is int:
+                return self.make(self.items * n)
+        if op in ("eq", "ne") and isinstance(other, SequenceValue):
+            a, b = self.constant(), other.constant()
+            if a is not NOT_CONSTANT and b is not NOT_CONSTANT:
+                return const(getattr(operator, op)(a, b))
+        return NotImplemented
+
+    def call_method(self, state, name, args, kwargs):
+        if name in ("index", "count") and not kwargs:
+            c = self.constant()
+            a = [x.constant() for x in args]
+            if c is not NOT_CONSTANT and NOT_CONSTANT not in a:
+                return const(fold(state, getattr(c, name), *a))
+        return super().call_method(state, name, args, kwargs)
+
+    def getattr(self, state, name):
+        raise GraphBreak("unsupported_value", f"attribute {name!r} of a {self.container.__name__}")
+
+    def as_fx_arg(self, state):
+        return self.container(v.as_fx_arg(state) for v in self.items)
+
+    def as_fake(self, state):
+        return self.container(v.as_fake(state) for v in self.items)
+
+
+def _same(a, b) -> bool:
+    if a is b:
+        return True
+    ca, cb = a.constant(), b.constant()
+    return ca is not NOT_CONSTANT and cb is not NOT_CONSTANT and ca == cb
+
+
+class TupleValue(SequenceValue):
+    __slots__ = ("tuple_type",)
+    container = tuple
+
+    def __init__(self, items, source=None, tuple_type=None):
+        super().__init__(list(items), source)
+        #: None for a plain tuple; the namedtuple / structseq class otherwise
+        self.tuple_type = tuple_type
+
+    def python_type(self):
+        return self.tuple_type or tuple
+
+    def constant(self):
+        c = super().constant()
+        if c is NOT_CONSTANT or self.tuple_type is None:
+            return c
+        return _build_typed(self.tuple_type, c)
+
+    def make(self, items):
+        return TupleValue(items)
+
+    def getattr(self, state, name):
+        fields = getattr(self.tuple_type, "_fields", None) or _structseq_fields(self.tuple_type)
+        if fields and name in fields:
+            return self.items[fields.index(name)]
+        return super().getattr(state, name)
+
+    def reconstruct(self, codegen):
+        inner = "".join(f"{codegen.load(v)}, " for v in self.items)
+        if self.tuple_type is None:
+            return f"({inner})"
+        return codegen.build_typed_tuple(self.tuple_type, f"({inner})")
+
+
+def _structseq_fields(tp):
+    # structseqs (torch.return_types.*) name their fields in __match_args__
+    if tp is None or not hasattr(tp, "n_fields"):
+        return None
+    return list(getattr(tp, "__match_args__", ())) or None
+
+
+def _build_typed(tp, items):
+    if hasattr(tp, "_fields"):
+        return tp(*items)
+    return tp(items)
+
+
+class ListValue(SequenceValue):
+    __slots__ = ()
+    container = list
+
+    def make(self, items):
+        return ListValue(list(items))
+
+    def _mutable(self, what):
+        if self.source is not None:
+            raise GraphBreak("side_effect", f"{what} on a list passed into the function ({self.source.user_name})")
+
+    def setitem(self, state, key, value):
+        self._mutable("item assignment")
+        k = _index(state, key)
+        if isinstance(k, slice):
+            fold(state, operator.setitem, self.items, k, value.iterate(state))
+        else:
+            fold(state, operator.setitem, self.items, k, value)
+
+    def delitem(self, state, key):
+        self._mutable("del")
+        fold(state, operator.delitem, self.items, _index(state, key))
+
+    def binary_op(self, state, op, other, reflected):
+        if op == "iadd" and not reflected:
+            self._mutable("+=")
+            self.items.extend(other.iterate(state))
+            return self
+        return super().binary_op(state, op, other, reflected)
+
+    def call_method(self, state, name, args, kwargs):
+        items = self.items
+        if name in _LIST_MUTATORS:
+            self._mutable(f"list.{name}()")
+            if kwargs and name != "sort":
+                raise GraphBreak("user_exception", f"list.{name}() takes no keyword arguments")
+            if name == "append":
+                items.append(*args)
+            elif name == "extend":
+                items.extend(args[0].iterate(state))
+            elif name == "insert":
+                items.insert(_index(state, args[0]), args[1])
+            elif name == "pop":
+                return fold(state, items.pop, *(_index(state, a) for a in args))
+            elif name == "clear":
+                items.clear()
+            elif name == "reverse":
+                items.reverse()
+            elif name == "remove":
+                for i, v in enumerate(items):
+                    if _same(v, args[0]):
+                        del items[i]
+                        break
+                else:
+                    raise GraphBreak("user_exception", "list.remove(x): x not in list")
+            elif name == "sort":
+                c = self.constant()
+                if c is NOT_CONSTANT or kwargs.get("key") is not None:
+                    raise GraphBreak("unsupported_value", "sorting a list of non-constants")
+                reverse = kwargs["reverse"].constant() if "reverse" in kwargs else False
+                items[:] = [const(v) for v in sorted(c, reverse=reverse)]
+            return const(None)
+        if name == "copy" and not args:
+            return ListValue(list(items))
+        return super().call_method(state, name, args, kwargs)
+
+    def reconstruct(self, codegen):
+        return "[" + "".join(f"{codegen.load(v)}, " for v in self.items) + "]"
+
+
+_LIST_MUTATORS = frozenset({"append", "extend", "insert", "pop", "clear", "reverse", "remove", "sort"})
+
+
+class IteratorValue(Value):
+    """A one-pass iterator over known items (iter(), zip, enumerate, map...); FOR_ITER consumes it."""
+
+    __slots__ = ("items", "position", "iter_type")
+
+    def __init__(self, items, iter_type=None):
+        super().__init__(None)
+        self.items = list(items)
+        self.position = 0
+        self.iter_type = iter_type
+
+    def python_type(self):
+        return self.iter_type or type(iter(()))
+
+    def next_item(self):
+        """The next item, or None when exhausted."""
+        if self.position >= len(self.items):
+            return None
+        item = self.items[self.position]
+        self.position += 1
+        return item
+
+    def iterate(self, state):
+        rest = self.items[self.position:]
+        self.position = len(self.items)
+        return rest
+
+    def truth(self, state):
+        return True

@@ -1,0 +1,195 @@
+"""Tensors: an FX node plus the fake tensor that describes it.
+
+Every operation on a tensor becomes a graph node (`graph_call`). Metadata (shape, dtype, device, requires_grad)
+is read from the fake tensor as Python constants: the guard on the tensor's source pins it. Reading the *data* of a
+tensor (`.item()`, `bool(t)`, `.tolist()`) is a graph break.
+"""
+from __future__ import annotations
+
+import operator
+
+import torch
+
+from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.graph import fx_args, fake_args
+from jitcore.capture.values.base import Value, NOT_CONSTANT
+from jitcore.capture.values.constant import ConstantValue, const
+
+__all__ = ["TensorValue", "graph_call", "wrap_fake_result"]
+
+#: attributes answered from the fake tensor as constants (pinned by the tensor's guard)
+_METADATA = frozenset({"shape", "dtype", "device", "ndim", "requires_grad", "is_cuda", "is_cpu", "layout",
+                       "is_sparse", "is_quantized", "is_meta", "is_leaf", "is_floating_point", "is_complex",
+                       "is_contiguous", "size", "dim", "numel", "stride", "element_size", "nelement",
+                       "ndimension", "get_device", "is_nested", "itemsize", "nbytes", "storage_offset"})
+#: attributes that are themselves tensors computed from the tensor: graph nodes through getattr
+_TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag"})
+#: methods that hand tensor data to Python
+_DATA_METHODS = frozenset({"item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__",
+                           "data_ptr", "untyped_storage", "storage"})
+#: attributes we refuse to model: they expose autograd state or storage that the graph cannot represent
+_UNSUPPORTED_ATTRS = frozenset({"grad", "grad_fn", "_base", "data", "register_hook", "retain_grad", "backward",
+                                "_version", "__dict__"})
+
+
+class TensorValue(Value):
+    __slots__ = ("node", "fake", "tensor_type")
+
+    def __init__(self, node, fake, source=None, tensor_type=torch.Tensor):
+        super().__init__(source)
+        self.node = node
+        self.fake = fake
+        #: the real tensor's exact type (Parameter, a subclass) as the user's isinstance/type() would see it
+        self.tensor_type = tensor_type
+
+    def is_tensor(self):
+        return True
+
+    def python_type(self):
+        return self.tensor_type
+
+    def identity(self):
+        return self.fake
+
+    # -- Python protocol --------------------------------------------------------------------------------------
+    def truth(self, state):
+        raise GraphBreak("tensor_branch", "a tensor's value decides a Python branch")
+
+    def length(self, state):
+        if self.fake.dim() == 0:
+            raise GraphBreak("fake_tensor_error", "len() of a 0-d tensor")
+        return self.fake.shape[0]
+
+    def iterate(self, state):
+        return [self.getitem(state, const(i)) for i in range(self.length(state))]
+
+    def getattr(self, state, name):
+        if name in _UNSUPPORTED_ATTRS:
+            raise GraphBreak("unsupported_value", f"tensor attribute .{name}")
+        if name in _DATA_METHODS:
+            raise GraphBreak("data_dependent", f"Tensor.{name}() reads tensor data into Python")
+        if name in _TENSOR_ATTRS:
+            return graph_call(state, "call_function", getattr, [self, const(name)], {})
+        if name in _METADATA:
+            attr = getattr(self.fake, name)
+            if callable(attr):
+                return TensorMethodValue(self, name)
+            return const(attr)
+        attr = getattr(torch.Tensor, name, None)
+        if attr is None:
+            raise GraphBreak("unsupported_value", f"tensor has no attribute {name!r}")
+        if callable(attr):
+            return TensorMethodValue(self, name)
+        raise GraphBreak("unsupported_value", f"tensor attribute .{name}")
+
+    def getitem(self, state, key):
+        return graph_call(state, "call_function", operator.getitem, [self, key], {})
+
+    def setitem(self, state, key, value):
+        graph_call(state, "call_function", operator.setitem, [self, key, value], {})
+
+    def binary_op(self, state, op, other, reflected):
+        if not _tensor_operand(other):
+            return NotImplemented
+        args = [other, self] if reflected else [self, other]
+        return graph_call(state, "call_function", getattr(operator, op), args, {})
+
+    def unary_op(self, state, op):
+        if op == "not_":
+            return self.truth(state)
+        return graph_call(state, "call_function", getattr(operator, op), [self], {})
+
+    def contains(self, state, item):
+        raise GraphBreak("data_dependent", "`in` on a tensor compares tensor data")
+
+    def as_fx_arg(self, state):
+        return self.node
+
+    def as_fake(self, state):
+        return self.fake
+
+    def reconstruct(self, codegen):
+        return codegen.tensor_output(self)
+
+    def __repr__(self):
+        return f"Tensor({self.node.name}: {tuple(self.fake.shape)} {self.fake.dtype})"
+
+
+def _tensor_operand(value) -> bool:
+    """Python's operators on tensors accept tensors, numbers, and (for some ops) sequences of numbers."""
+    if value.is_tensor():
+        return True
+    c = value.constant()
+    return c is not NOT_CONSTANT and (isinstance(c, (int, float, bool, complex)) or c is None)
+
+
+class TensorMethodValue(Value):
+    """`x.method` before it is called: calling it makes a call_method node (or folds metadata)."""
+
+    __slots__ = ("tensor", "name")
+
+    def __init__(self, tensor, name):
+        super().__init__(None)
+        self.tensor = tensor
+        self.name = name
+
+    def python_type(self):
+        return type(getattr(torch.Tensor, self.name))
+
+    def call(self, state, args, kwargs):
+        if self.name in _METADATA:
+            fake_a = fake_args(state, args)
+            fake_k = fake_args(state, kwargs)
+            result = state.graph.run_fake(getattr(self.tensor.fake, self.name), fake_a, fake_k)
+            return const(result)
+        return graph_call(state, "call_method", self.name, [self.tensor, *args], kwargs)
+
+
+def _contains_tensor(obj) -> bool:
+    if isinstance(obj, torch.Tensor):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return any(_contains_tensor(o) for o in obj)
+    if isinstance(obj, dict):
+        return any(_contains_tensor(o) for o in obj.values())
+    return False
+
+
+def graph_call(state, op: str, target, args: list, kwargs: dict) -> Value:
+    """Record `target(*args, **kwargs)` as an FX node, learn its result on fake tensors, wrap the result."""
+    graph = state.graph
+    fa, fk = fake_args(state, args), fake_args(state, kwargs)
+    if op == "call_method":
+        fn = getattr(type(fa[0]), target, None) or getattr(torch.Tensor, target)
+    else:
+        fn = target
+    fake = graph.run_fake(fn, fa, fk)
+    if not _contains_tensor(fake):
+        # sizes, dtypes, booleans about metadata: pinned by the inputs' guards, no node needed
+        return const(fake)
+    node = graph.create_node(op, target, tuple(fx_args(state, args)), fx_args(state, kwargs), fake)
+    inputs = {id(v.fake): v for v in [*args, *kwargs.values()] if v.is_tensor()}
+    return wrap_fake_result(state, node, fake, inputs)
+
+
+def wrap_fake_result(state, node, fake, inputs: dict) -> Value:
+    """Turn an op's fake result into values; an op that returns one of its inputs (in-place) returns that value."""
+    from jitcore.capture.values.sequence import TupleValue, ListValue
+    if isinstance(fake, torch.Tensor):
+        same = inputs.get(id(fake))
+        return same if same is not None else TensorValue(node, fake)
+    if isinstance(fake, (tuple, list)):
+        items = []
+        for i, item in enumerate(fake):
+            if isinstance(item, torch.Tensor) or _contains_tensor(item):
+                items.append(wrap_fake_result(state, state.graph.getitem_node(node, i, item), item, inputs))
+            else:
+                items.append(const(item))
+        if type(fake) is list:
+            return ListValue(items)
+        return TupleValue(items, tuple_type=None if type(fake) is tuple else type(fake))
+    raise GraphBreak("unsupported_value", f"a tensor operation returned {type(fake).__name__}")
+
+
+def is_constant_value(v) -> bool:
+    return isinstance(v, ConstantValue)

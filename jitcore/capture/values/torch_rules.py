@@ -1,0 +1,51 @@
+"""Which callables from torch become graph nodes, and which must run in Python.
+
+A callable defined in one of torch's operator namespaces (torch, torch.nn.functional, torch.linalg, ...) or a
+Tensor method is put in the graph. Functions that change process state (seeding, set_*, I/O) break the graph.
+"""
+from __future__ import annotations
+
+import torch
+
+from jitcore.capture.breaks import GraphBreak
+
+__all__ = ["is_graph_callable", "check_torch_call", "allowed_in_graph"]
+
+_GRAPH_MODULES = frozenset({
+    "torch", "torch.functional", "torch.nn.functional", "torch._C._nn", "torch._C._linalg", "torch._C._fft",
+    "torch._C._special", "torch._C._VariableFunctions", "torch.nn.init", "torch.linalg", "torch.fft",
+    "torch.special", "torch._tensor", "torch.overrides",
+})
+
+#: names in those namespaces that touch process state or the outside world
+_STATEFUL_PREFIXES = ("set_", "manual_seed", "seed", "initial_seed", "save", "load", "use_deterministic",
+                      "compile", "get_rng_state", "from_numpy", "from_file", "frombuffer", "cond", "vmap")
+
+#: user functions marked with jit.allow_in_graph (weak: dropping the function forgets the mark)
+_ALLOWED = {}
+
+
+def allowed_in_graph(fn) -> None:
+    _ALLOWED[id(fn)] = fn
+
+
+def is_graph_callable(fn) -> bool:
+    if id(fn) in _ALLOWED:
+        return True
+    objclass = getattr(fn, "__objclass__", None)
+    if objclass is not None:
+        return objclass is torch._C.TensorBase or objclass is torch.Tensor
+    module = getattr(fn, "__module__", None)
+    if module is None:
+        owner = getattr(fn, "__self__", None)
+        module = getattr(owner, "__name__", None) if owner is not None else None
+    return module in _GRAPH_MODULES and not isinstance(fn, type)
+
+
+def check_torch_call(fn) -> None:
+    """Break before calling a torch function whose effect is outside the graph."""
+    if id(fn) in _ALLOWED:
+        return
+    name = getattr(fn, "__name__", "")
+    if name.startswith(_STATEFUL_PREFIXES):
+        raise GraphBreak("unsupported_call", f"torch.{name} changes process state, so it runs in Python")

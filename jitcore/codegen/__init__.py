@@ -1,0 +1,1 @@
+"""Code out: the entry functions that run a captured frame (transform.py)."""

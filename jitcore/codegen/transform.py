@@ -1,0 +1,118 @@
+"""The code that runs a captured frame: load the graph's inputs, call the compiled graph, rebuild the result.
+
+`build_entry(...)` writes one Python function as source text, with the frame's parameter names, and execs it once.
+Sources emit the expressions that reload inputs; values emit the expressions that rebuild outputs. Keeping it as
+source keeps it readable (`entry.source`) and costs one Python frame per call.
+"""
+from __future__ import annotations
+
+import math
+
+from jitcore.capture.values.base import Value
+
+__all__ = ["EntryCodegen", "build_entry"]
+
+_LITERAL_TYPES = (int, bool, str, bytes, type(None))
+
+
+class EntryCodegen:
+    """Names and constants of one generated entry function; the `codegen` that sources and values emit into."""
+
+    def __init__(self, params: tuple, fn_globals: dict, builtins: dict):
+        self.params = params
+        self.namespace: dict = {"___G": fn_globals, "___B": builtins}
+        self._constants: dict = {}
+        self._memo: dict = {}
+        self._temp = 0
+        self.outputs: dict = {}
+
+    # -- names for sources ------------------------------------------------------------------------------------
+    def local(self, name: str) -> str:
+        return name
+
+    def globals_name(self) -> str:
+        return "___G"
+
+    def builtins_name(self) -> str:
+        return "___B"
+
+    def cells_name(self) -> str:
+        return "___cells"
+
+    def module_globals(self, module: str) -> str:
+        import sys
+        return self.constant_object(vars(sys.modules[module]), f"mod_{module}")
+
+    # -- constants --------------------------------------------------------------------------------------------
+    def constant(self, value) -> str:
+        if type(value) in _LITERAL_TYPES or (type(value) is float and math.isfinite(value)):
+            return repr(value)
+        if type(value) is tuple and all(type(v) in _LITERAL_TYPES for v in value):
+            return repr(value)
+        return self.constant_object(value, "k")
+
+    def constant_object(self, value, hint: str) -> str:
+        key = id(value)
+        name = self._constants.get(key)
+        if name is None:
+            safe = "".join(ch if ch.isalnum() else "_" for ch in hint)
+            name = f"___{safe}{len(self._constants)}"
+            self._constants[key] = name
+            self.namespace[name] = value
+        return name
+
+    # -- values -----------------------------------------------------------------------------------------------
+    def load(self, value: Value) -> str:
+        """An expression for value; a mutable container used twice is built once (identity is preserved)."""
+        key = id(value)
+        if key in self._memo:
+            return self._memo[key]
+        expr = value.reconstruct(self)
+        if value.python_type() in (list, dict) and value.source is None:
+            name = f"___t{self._temp}"
+            self._temp += 1
+            self._memo[key] = name
+            return f"({name} := {expr})"
+        return expr
+
+    def tensor_output(self, tensor_value) -> str:
+        if tensor_value.node.op == "placeholder":
+            return tensor_value.source.emit(self)
+        return f"___out[{self.outputs[id(tensor_value.node)]}]"
+
+    def build_typed_tuple(self, tuple_type, items_expr: str) -> str:
+        name = self.constant_object(tuple_type, "type")
+        if hasattr(tuple_type, "_fields"):
+            return f"{name}(*{items_expr})"
+        return f"{name}({items_expr})"
+
+    def build_typed_dict(self, dict_type, body: str) -> str:
+        return f"{self.constant_object(dict_type, 'type')}({{{body}}})"
+
+
+def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, builtins: dict, name: str):
+    """The entry function `(*params, ___cells) -> result` for one cache entry."""
+    cg = EntryCodegen(params, fn_globals, builtins)
+    lines = []
+    if compiled_graph is not None:
+        cg.namespace["___graph"] = compiled_graph
+        cg.outputs = {id(tv.node): i for i, tv in enumerate(captured.outputs)}
+        inputs = ", ".join(source.emit(cg) for source in captured.input_sources)
+        call = f"___graph({inputs})" if not _needs_list(compiled_graph) else f"___graph([{inputs}])"
+        lines.append(f"    ___out = {call}")
+    lines.append(f"    return {cg.load(captured.result)}")
+    signature = ", ".join([*params, "___cells"])
+    source = f"def ___entry_{_ident(name)}({signature}):\n" + "\n".join(lines) + "\n"
+    exec(compile(source, f"<jitcore entry for {name}>", "exec"), cg.namespace)
+    entry = cg.namespace[f"___entry_{_ident(name)}"]
+    entry.source = source
+    return entry
+
+
+def _needs_list(compiled) -> bool:
+    """AOTAutograd's boxed calling convention takes one list of inputs."""
+    return bool(getattr(compiled, "_boxed_call", False))
+
+
+def _ident(name: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in name)

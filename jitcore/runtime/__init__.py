@@ -1,0 +1,1 @@
+"""How calls reach compiled code: prologues, caches, dispatch, and sys.monitoring interception."""

@@ -1,0 +1,234 @@
+"""Per-code cache entries and the recompile policy.
+
+A `FrameCache` belongs to one code object compiled with one set of options. On a miss it captures the frame from
+the live arguments, compiles the graph with the backend, and adds an entry (guards + the code that runs it). A
+frame that cannot be captured gets a *native* entry under the guards gathered so far: it runs the original body,
+which is always correct, and is not captured again for the same guards. Past `cache_limit` it runs natively.
+"""
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+
+import guards
+from guards.checks import GlobalStateMatch
+from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.frame import capture_frame, arg_names
+from jitcore.capture.interpreter import CaptureInternalError
+from jitcore.codegen.transform import build_entry
+from jitcore.errors import GraphBreakError, BackendCompileError, InternalError
+from jitcore.report.console import say
+from jitcore.runtime.dispatch import Dispatcher
+from jitcore.runtime.prologue import FALLTHROUGH
+
+__all__ = ["FrameCache", "Entry", "Options", "STATS"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    backend: object          # the backend callable
+    backend_name: str
+    fullgraph: bool = False
+    dynamic: object = None
+    cache_limit: int = 8
+
+
+@dataclasses.dataclass
+class Entry:
+    guard_check: object
+    run: object
+    guard_function: object
+    native: bool
+    gm: object = None
+    op_count: int = 0
+    break_reason: GraphBreak | None = None
+    compile_seconds: dict = dataclasses.field(default_factory=dict)
+
+
+class _Stats:
+    """Counters for tests and reports: captures, graphs compiled, fallbacks."""
+
+    def __init__(self):
+        self.clear()
+
+    def clear(self):
+        self.captures = 0
+        self.graphs = 0
+        self.native_entries = 0
+        self.dispatch_misses = 0
+
+
+STATS = _Stats()
+
+
+def _native_run(*args):
+    return FALLTHROUGH
+
+
+class FrameCache:
+    def __init__(self, code, fn_globals, options: Options):
+        self.code = code
+        self.globals = fn_globals
+        self.options = options
+        self.params = arg_names(code)
+        self.name = code.co_qualname
+        self.entries: list = []
+        self.limit_reported = False
+        self._lock = threading.RLock()
+        self.dispatcher = Dispatcher(self.params, code.co_name, self.miss)
+
+    @property
+    def dispatch(self):
+        return self.dispatcher.fn
+
+    def where(self) -> str:
+        return f"{self.name}() at {self.code.co_filename}:{self.code.co_firstlineno}"
+
+    # -- the miss path ----------------------------------------------------------------------------------------
+    def miss(self, args: tuple, cells):
+        """Capture for these arguments (or decline), then run this call."""
+        with self._lock:
+            STATS.dispatch_misses += 1
+            for entry in self.entries:  # another thread may have added a matching entry meanwhile
+                if entry.guard_check(*args, cells):
+                    return entry.run(*args, cells)
+            if len(self.entries) >= self.options.cache_limit:
+                self._report_limit(args, cells)
+                return FALLTHROUGH
+            if self.entries:
+                self._report_recompile(args, cells)
+            entry = self.capture(args, cells)
+            self.entries.append(entry)
+            self.dispatcher.update(self.entries)
+        return entry.run(*args, cells)
+
+    def prepare(self, args: tuple, cells) -> None:
+        """Make sure an entry exists for these arguments without running anything (first calls in enabled())."""
+        with self._lock:
+            if any(entry.guard_check(*args, cells) for entry in self.entries):
+                return
+            if len(self.entries) >= self.options.cache_limit:
+                return
+            self.entries.append(self.capture(args, cells))
+            self.dispatcher.update(self.entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self.entries.clear()
+            self.limit_reported = False
+            self.dispatcher.update(self.entries)
+
+    def capture(self, args: tuple, cells) -> Entry:
+        """A new entry for these live arguments: compiled, or native when the frame cannot be captured."""
+        STATS.captures += 1
+        arg_values = dict(zip(self.params, args))
+        started = time.perf_counter()
+        try:
+            captured = capture_frame(self.code, self.globals, cells, arg_values, self.name)
+        except GraphBreak as brk:
+            return self._native_entry(brk, started)
+        except CaptureInternalError as exc:
+            return self._internal_failure("capture", exc)
+        try:
+            return self._compile(captured, started)
+        except BackendCompileError:
+            raise
+        except Exception as exc:
+            return self._internal_failure("codegen", exc)
+
+    def _compile(self, captured, started) -> Entry:
+        timings = {"capture": captured.capture_seconds}
+        guard_fn = self._guards(captured.guards)
+        compiled = None
+        if captured.gm is not None:
+            t0 = time.perf_counter()
+            try:
+                compiled = self.options.backend(captured.gm, list(captured.example_inputs))
+            except Exception as exc:
+                message = (f"backend {self.options.backend_name!r} failed to compile a graph of {self.where()}: "
+                           f"{type(exc).__name__}: {exc}")
+                if self.options.fullgraph or _strict():
+                    raise BackendCompileError(message + " (run with backend='eager' to check the graph itself)") \
+                        from exc
+                say("fallbacks", message + "; running it natively", key=("backend", self.code), always=True)
+                return self._native(guard_fn)
+            timings["backend"] = time.perf_counter() - t0
+            STATS.graphs += 1
+        t0 = time.perf_counter()
+        run = build_entry(captured, compiled, self.params, self.globals, captured.ctx.builtins, self.name)
+        timings["codegen"] = time.perf_counter() - t0
+        if captured.gm is not None:
+            say("graphs", f"graph of {self.where()} with {captured.op_count} ops:\n{captured.gm.code}",
+                key=("graph", id(captured.gm)))
+        return Entry(guard_fn.check, run, guard_fn, native=False, gm=captured.gm, op_count=captured.op_count,
+                     compile_seconds=timings)
+
+    def _guards(self, collected):
+        tree = guards.GuardTree()
+        tree.add_root(GlobalStateMatch())
+        for source, check in collected:
+            tree.add(source.path, check, source.user_name)
+        return guards.compile_tree(tree, list(self.params), self.globals, _builtins(self.globals))
+
+    def _native(self, guard_fn, reason=None) -> Entry:
+        STATS.native_entries += 1
+        return Entry(guard_fn.check, _native_run, guard_fn, native=True, break_reason=reason)
+
+    def _native_entry(self, brk: GraphBreak, started) -> Entry:
+        if self.options.fullgraph:
+            filename, lineno, line, func = brk.location or (self.code.co_filename, 0, "", self.name)
+            raise GraphBreakError(
+                f"graph break in {func}() at {filename}:{lineno}: {brk.info.explanation}"
+                + (f" ({brk.detail})" if brk.detail else "")
+                + (f"\n    {line.strip()}" if line else "") + f"\n  hint: {brk.info.hint}",
+                kind=brk.kind, filename=filename, lineno=lineno, source_line=line.strip() if line else "")
+        say("breaks", f"{self.name}: {brk.describe()}; the frame runs natively", key=("break", brk.location, brk.kind))
+        guard_fn = self._guards(_collected_from(brk))
+        return self._native(guard_fn, brk)
+
+    def _internal_failure(self, stage: str, exc: Exception) -> Entry:
+        if _strict() or self.options.fullgraph:
+            raise InternalError(f"jitcore failed during {stage} of {self.where()}: {exc}") from exc
+        say("fallbacks", f"internal error during {stage} of {self.where()}: {type(exc).__name__}: {exc}; "
+                         f"running it natively from now on", key=("internal", self.code, stage), always=True)
+        # no guards: the code runs natively for every later call with this cache
+        tree = guards.GuardTree()
+        return self._native(guards.compile_tree(tree, list(self.params), self.globals, _builtins(self.globals)))
+
+    # -- reports ----------------------------------------------------------------------------------------------
+    def _failure_reasons(self, args, cells) -> list:
+        reasons = []
+        for entry in self.entries:
+            for reason in entry.guard_function.failures(args, cells):
+                if reason not in reasons:
+                    reasons.append(reason)
+        return reasons
+
+    def _report_recompile(self, args, cells) -> None:
+        reasons = self._failure_reasons(args, cells)
+        say("recompiles", f"recompiling {self.where()} (entry {len(self.entries) + 1}): "
+                          + ("; ".join(reasons[:3]) or "no entry matched"), key=("recompile", self.code, tuple(reasons)))
+
+    def _report_limit(self, args, cells) -> None:
+        if self.limit_reported:
+            return
+        self.limit_reported = True
+        reasons = self._failure_reasons(args, cells)
+        say("recompiles", f"{self.where()} hit cache_limit={self.options.cache_limit}; new variants run natively. "
+                          f"Changing: {'; '.join(reasons[:3]) or 'unknown'}. Consider dynamic shapes, jit.disable, "
+                          f"or a larger cache_limit.", key=("limit", self.code), always=True)
+
+
+def _collected_from(brk):
+    return getattr(brk, "guards", None) or []
+
+
+def _strict() -> bool:
+    from jitcore.config import config
+    return config.strict
+
+
+def _builtins(fn_globals):
+    b = fn_globals.get("__builtins__", __builtins__)
+    return b if isinstance(b, dict) else vars(b)

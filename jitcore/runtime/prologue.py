@@ -1,0 +1,66 @@
+"""Builds a function's dispatch prologue with `bytecode`: the original body with a call in front.
+
+The new code starts `r = DISPATCH(<params>, <closure cells or None>); if r is not FALLTHROUGH: return r`, then
+runs the original body unchanged, so tracebacks, line numbers and inspect keep working. DISPATCH is a constant of
+the code object (no globals lookup); falling through costs one call and one identity test.
+"""
+from __future__ import annotations
+
+from bytecode import Bytecode, Instr, Label, CellVar, FreeVar
+
+from jitcore.capture.frame import arg_names
+
+__all__ = ["FALLTHROUGH", "build_prologue_code"]
+
+
+class _Fallthrough:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "FALLTHROUGH"
+
+
+#: what a dispatcher returns to make the prologue run the original body
+FALLTHROUGH = _Fallthrough()
+
+
+def build_prologue_code(code, dispatch):
+    """`code` with the dispatch prologue placed after its RESUME (MAKE_CELL/COPY_FREE_VARS already ran there)."""
+    bc = Bytecode.from_code(code)
+    params = arg_names(code)
+    cellvars = set(code.co_cellvars)
+    out = []
+    inserted = False
+    for instr in bc:
+        out.append(instr)
+        if inserted or not isinstance(instr, Instr) or instr.name != "RESUME":
+            continue
+        line = code.co_firstlineno
+        run_original = Label()
+        prologue = [Instr("PUSH_NULL", lineno=line), Instr("LOAD_CONST", dispatch, lineno=line)]
+        for name in params:
+            # an argument captured by an inner function is already a cell here (MAKE_CELL precedes RESUME)
+            prologue.append(Instr("LOAD_DEREF", CellVar(name), lineno=line) if name in cellvars
+                            else Instr("LOAD_FAST", name, lineno=line))
+        if code.co_freevars:
+            prologue += [Instr("LOAD_CLOSURE", FreeVar(v), lineno=line) for v in code.co_freevars]
+            prologue.append(Instr("BUILD_TUPLE", len(code.co_freevars), lineno=line))
+        else:
+            prologue.append(Instr("LOAD_CONST", None, lineno=line))
+        prologue += [
+            Instr("CALL", len(params) + 1, lineno=line),
+            Instr("COPY", 1, lineno=line),
+            Instr("LOAD_CONST", FALLTHROUGH, lineno=line),
+            Instr("IS_OP", 0, lineno=line),
+            Instr("POP_JUMP_IF_TRUE", run_original, lineno=line),
+            Instr("RETURN_VALUE", lineno=line),
+            run_original,
+            Instr("POP_TOP", lineno=line),
+        ]
+        out.extend(prologue)
+        inserted = True
+    if not inserted:
+        raise ValueError(f"{code.co_qualname} has no RESUME instruction")
+    bc.clear()
+    bc.extend(out)
+    return bc.to_code()

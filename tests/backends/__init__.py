@@ -1,0 +1,1 @@
+"""Tests of the backends package: the registry, entry points and each built-in backend."""

@@ -1,0 +1,25 @@
+"""Fixtures shared by every test package: jitcore's caches are dropped after each test, and a fresh counting backend.
+
+The reset touches jitcore only when a test has imported it, so tests of guards/ and backends/ never load the engine.
+"""
+
+import sys
+
+import pytest
+
+from tests.support import CountingBackend
+
+
+@pytest.fixture(autouse=True)
+def _reset_jitcore():
+    """After each test, `jit.reset()`: no cache entry, swapped function or counter leaks into the next test."""
+    yield
+    jit = sys.modules.get("jitcore")
+    if jit is not None:
+        jit.reset()
+
+
+@pytest.fixture
+def counting() -> CountingBackend:
+    """A fresh CountingBackend that runs each graph it receives with `gm.forward`."""
+    return CountingBackend()
