@@ -519,11 +519,12 @@ class GlobalStateMatch(Check):
     """A root check: torch global state at construction (grad mode, default dtype, autocast on cpu and cuda with
     its dtype where enabled, deterministic algorithms) must be the same when the guard runs.
 
-    When no autocast was on, the rendered test asks "is autocast on anywhere" in one call, so turning it on for
-    any device (not only cpu or cuda) fails the check; explain() reports that case too.
+    When no autocast was on anywhere, the rendered test asks "is autocast on anywhere" in one call, so turning it
+    on for any device (not only cpu or cuda) fails the check; explain() reports that case too. When some autocast
+    was on, cpu and cuda are asked one by one.
     """
 
-    __slots__ = ("state", "autocast_dtypes")
+    __slots__ = ("state", "autocast_dtypes", "no_autocast_anywhere")
     cost = 0
 
     def __init__(self) -> None:
@@ -532,9 +533,9 @@ class GlobalStateMatch(Check):
             torch.get_autocast_dtype(device) if enabled else None
             for device, enabled in (("cpu", self.state[2]), ("cuda", self.state[3]))
         )
-
-    def _no_autocast(self) -> bool:
-        return _any_autocast is not None and not self.state[2] and not self.state[3]
+        # Taken from the snapshot itself: with autocast on for another device (xpu, mps), "none anywhere" would
+        # never hold again and every call would miss.
+        self.no_autocast_anywhere = _any_autocast is not None and not _any_autocast()
 
     def render(self, var: str, ns: Namespace) -> str:
         grad, dtype, cpu, cuda, deterministic = self.state
@@ -542,7 +543,7 @@ class GlobalStateMatch(Check):
             f"{ns.constant(torch.is_grad_enabled, 'is_grad_enabled')}() is {grad}",
             f"{ns.constant(torch.get_default_dtype, 'get_default_dtype')}() is {ns.constant(dtype, 'dtype')}",
         ]
-        if self._no_autocast():
+        if self.no_autocast_anywhere:
             terms.append(f"{ns.constant(_any_autocast, 'is_any_autocast_enabled')}() is False")
         else:
             is_enabled = ns.constant(torch.is_autocast_enabled, "is_autocast_enabled")
@@ -563,7 +564,7 @@ class GlobalStateMatch(Check):
         for device, index, old in (("cpu", 2, self.autocast_dtypes[0]), ("cuda", 3, self.autocast_dtypes[1])):
             if now[index] and self.state[index] and torch.get_autocast_dtype(device) is not old:
                 changes.append(f"autocast dtype ({device}) changed {old} -> {torch.get_autocast_dtype(device)}")
-        if not changes and self._no_autocast() and _any_autocast():
+        if not changes and self.no_autocast_anywhere and _any_autocast():
             changes.append("autocast changed False -> True (on a device other than cpu and cuda)")
         return "; ".join(changes) or None
 
@@ -574,4 +575,4 @@ class GlobalStateMatch(Check):
         return f"GlobalStateMatch({', '.join(parts)})"
 
     def _key(self) -> tuple:
-        return (self.state, self.autocast_dtypes)
+        return (self.state, self.autocast_dtypes, self.no_autocast_anywhere)

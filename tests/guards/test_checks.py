@@ -413,6 +413,21 @@ def test_global_state_match_taken_under_autocast_checks_its_dtype():
             "global state: autocast dtype (cpu) changed torch.bfloat16 -> torch.float16"]
 
 
+def test_global_state_match_taken_under_autocast_elsewhere_keeps_hitting():
+    with torch.autocast("xpu"):  # on for a device other than cpu and cuda: not "off everywhere"
+        guard = _state_guard()
+        assert guard.check(None) is True
+        assert guard.check(None) is True
+
+
+def test_global_state_match_misses_autocast_turned_on_elsewhere():
+    guard = _state_guard()
+    with torch.autocast("xpu"):
+        assert guard.check(None) is False
+        assert guard.failures((), None) == [
+            "global state: autocast changed False -> True (on a device other than cpu and cuda)"]
+
+
 def test_global_state_match_misses_deterministic_algorithms():
     guard = _state_guard()
     torch.use_deterministic_algorithms(True)
