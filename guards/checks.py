@@ -10,7 +10,6 @@ DictKeysMatch, TensorMatch, GlobalStateMatch.
 from __future__ import annotations
 
 import math
-import types
 import weakref
 
 import torch
@@ -97,17 +96,16 @@ class IdMatch(Check):
     """`v is obj`. The object is held through a weak reference where it allows one, so guards never keep user
     objects alive; once it dies the check fails for good (its id may be reused by a new object, which must not
     pass). The rendered test `ref() is v is not None` reads the weak reference once and rejects a dead one.
+
+    A bound method or method-wrapper read from an instance is a new object on every read, so IdMatch on one
+    only ever passes where the path reads a stored object (a global, a dict entry); elsewhere guard __func__
+    and __self__ instead.
     """
 
     __slots__ = ("_ref", "_strong", "_id", "_text")
     cost = 2
 
     def __init__(self, obj: object) -> None:
-        if isinstance(obj, (types.MethodType, types.MethodWrapperType)):
-            raise TypeError(
-                f"IdMatch on bound method {short_repr(obj)} can never pass: each attribute read creates a new "
-                "bound method; guard its __func__ and __self__ instead"
-            )
         self._id = id(obj)
         self._text = short_repr(obj)
         try:
@@ -150,11 +148,12 @@ class IdMatch(Check):
 
 # Types whose values compare by value with no user code involved; EqualsMatch dedupes them by value.
 _PLAIN_CONSTANT_TYPES = (
-    type(None), bool, int, float, complex, str, bytes, range, slice, type(Ellipsis),
+    type(None), bool, int, float, complex, str, bytes, range, slice, type(Ellipsis), type(NotImplemented),
     torch.dtype, torch.device, torch.Size, torch.layout, torch.memory_format,
 )
 # Values of these types are singletons: identity is equality and implies the type.
-_SINGLETON_TYPES = (type(None), bool, type(Ellipsis), torch.dtype, torch.layout, torch.memory_format)
+_SINGLETON_TYPES = (type(None), bool, type(Ellipsis), type(NotImplemented), torch.dtype, torch.layout,
+                    torch.memory_format)
 # A tuple with more leaves than this is compared by one helper call instead of an unrolled chain.
 _MAX_UNROLLED_LEAVES = 8
 

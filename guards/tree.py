@@ -19,6 +19,8 @@ __all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "GuardTree", "count_checks"
 #   ("global", name)   globals_dict[name], the globals dict bound when compiling
 #   ("builtin", name)  builtins_dict[name], the builtins dict bound when compiling
 #   ("cell", index)    cells[index].cell_contents, `cells` being the closure tuple passed to the check function
+#   ("module", name)   sys.modules[name], read when the guard runs: the globals of another module, reached by an
+#                      inlined function defined there (("module", "torch.nn.modules.module"), ("attr", "_hooks"))
 # Child steps:
 #   ("attr", name)     getattr(obj, name)
 #   ("item", key)      obj[key], for any hashable constant key
@@ -73,6 +75,11 @@ def _validate_path(path: tuple) -> None:
         hash(key)  # an unhashable key raises TypeError here, naming the key
 
 
+def _validate_check(check: object) -> None:
+    if not isinstance(check, Check):
+        raise TypeError(f"a guard check must be a Check (TypeMatch, TensorMatch, ...), got {check!r}")
+
+
 def _step_key(step: tuple) -> tuple:
     # 1, 1.0 and True hash and compare equal but may select different things through a user __getitem__;
     # keep them apart by keying children on the key's type too.
@@ -112,12 +119,12 @@ class GuardTree:
 
     def __init__(self) -> None:
         self.root = GuardNode(None, None)
-        self.root.user_name = "global state"
         self._count = 0
 
     def add(self, path: tuple, check: Check, user_name: str | None = None) -> bool:
         """Add `check` at the node for `path`; returns False when an identical check is already there."""
         _validate_path(path)
+        _validate_check(check)  # before any node is created, so a refused call leaves the tree as it was
         node = self.root
         for step in path:
             key = _step_key(step)
@@ -132,8 +139,7 @@ class GuardTree:
         return self._add_check(self.root, check, user_name)
 
     def _add_check(self, node: GuardNode, check: Check, user_name: str) -> bool:
-        if not isinstance(check, Check):
-            raise TypeError(f"a guard check must be a Check (TypeMatch, TensorMatch, ...), got {check!r}")
+        _validate_check(check)
         if any(check == existing for existing, _, _ in node.checks):
             return False
         if node.user_name is None:
@@ -161,27 +167,28 @@ class GuardTree:
         return self._count
 
     def pretty(self) -> str:
-        """The tree as indented text in the user's names; nodes without checks are folded into their children."""
+        """The tree as indented text in the user's names; nodes without checks are folded into their children.
+
+        Root checks print first, as siblings of the top-level nodes.
+        """
         lines: list[str] = []
-        entries = self._visible(self.root) if not self.root.checks else [self.root]
-        self._pretty_entries(entries, "", lines)
+        top = ([self.root] if self.root.checks else []) + self._visible(self.root)
+        self._pretty_entries(top, "", lines)
         return "\n".join(lines)
 
     def _visible(self, node: GuardNode) -> list[GuardNode]:
-        """The nearest descendants of `node` (excluding the root itself) that hold checks."""
+        """The nearest descendants of `node` that hold checks."""
         found: list[GuardNode] = []
         for child in node.children.values():
             found += [child] if child.checks else self._visible(child)
         return found
 
     def _pretty_entries(self, entries: list[GuardNode], indent: str, lines: list[str]) -> None:
-        if entries and entries[0] is self.root:  # root checks print as siblings of the top-level nodes
-            entries = [self.root] + self._visible(self.root)
         for position, node in enumerate(entries):
             last = position == len(entries) - 1
             described = ", ".join(check.describe() for check, _, _ in node.checks)
             lines.append(f"{indent}{'└── ' if last else '├── '}{node.user_name}: {described}")
-            if node is not self.root:
+            if node is not self.root:  # the root's children are already listed beside it
                 self._pretty_entries(self._visible(node), indent + ("    " if last else "│   "), lines)
 
 

@@ -6,6 +6,7 @@ fact; `wrapped` makes a source read twice give the same value (and so one placeh
 from __future__ import annotations
 
 from jitcore.capture.graph import GraphBuilder
+from jitcore.capture.side_effects import SideEffects
 from jitcore.capture.sources import ModuleGlobalSource
 
 __all__ = ["CaptureContext"]
@@ -30,6 +31,20 @@ class CaptureContext:
         self.wrapped: dict = {}
         self.max_inline_depth = _MAX_INLINE_DEPTH
         self._hooks_guarded = False
+        self._cleanups: list = []
+        self.side_effects = SideEffects()
+
+    def push_cleanup(self, undo) -> None:
+        """Remember how to undo a real state switch made while tracing (grad mode, autocast)."""
+        self._cleanups.append(undo)
+
+    def pop_cleanup(self) -> None:
+        self._cleanups.pop()
+
+    def run_cleanups(self) -> None:
+        """Undo, innermost first, every switch still open (capture stopped inside a region)."""
+        while self._cleanups:
+            self._cleanups.pop()()
 
     def guard(self, source, check) -> None:
         key = (source, check)

@@ -53,7 +53,9 @@ def capture_frame(code, fn_globals, closure, args: dict, fn_name: str) -> Captur
         # the guards gathered so far decide when the same break would happen again (a native cache entry)
         brk.guards = list(ctx.guards)
         raise
-    outputs = _graph_outputs(result)
+    finally:
+        ctx.run_cleanups()
+    outputs = _graph_outputs([result, *ctx.side_effects.values()])
     graph = ctx.graph
     graph.prune_inputs(set())
     gm = None
@@ -90,6 +92,11 @@ def _graph_outputs(result) -> list:
 
 
 def _children(value):
+    if isinstance(value, list):
+        return value
+    attrs = getattr(value, "attrs", None)
+    if isinstance(attrs, dict):
+        return list(attrs.values())
     items = getattr(value, "items", None)
     if isinstance(items, list):
         return items

@@ -11,10 +11,11 @@ import operator
 import torch
 import torch.fx
 from torch._subclasses.fake_tensor import FakeTensorMode, DataDependentOutputException, DynamicOutputShapeException
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
 from jitcore.capture.breaks import GraphBreak
 
-__all__ = ["GraphBuilder", "fx_args", "fake_args"]
+__all__ = ["GraphBuilder", "fx_args", "fake_args", "is_symbolic"]
 
 _DATA_DEPENDENT = (DataDependentOutputException, DynamicOutputShapeException)
 
@@ -41,7 +42,8 @@ class GraphBuilder:
 
     def __init__(self):
         self.graph = torch.fx.Graph()
-        self.fake_mode = FakeTensorMode(static_shapes=True)
+        # inputs have static shapes; the ShapeEnv only gives data-dependent outputs (x[mask], nonzero) a size
+        self.fake_mode = FakeTensorMode(shape_env=ShapeEnv(), static_shapes=True)
         #: source -> TensorValue of the placeholder (insertion order = graph input order)
         self.inputs: dict = {}
         self.node_count = 0
@@ -113,6 +115,15 @@ class GraphBuilder:
             if not node.users and node not in needed:
                 self.graph.erase_node(node)
                 del self.inputs[source]
+
+
+def is_symbolic(obj) -> bool:
+    """True when a fake result holds sizes known only at run time (SymInt/SymFloat/SymBool)."""
+    if isinstance(obj, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return any(is_symbolic(o) for o in obj)
+    return False
 
 
 def _name(fn) -> str:

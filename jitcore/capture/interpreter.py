@@ -66,6 +66,8 @@ class FrameState:
         self.jumped = False
         self.current = None
         self.lineno = code.co_firstlineno
+        #: values yielded so far when this frame is a generator traced eagerly (None: not a generator)
+        self.yielded = None
 
     @property
     def graph(self):
@@ -117,7 +119,8 @@ class FrameState:
         self.jumped = False
         if handler.edits_stack:
             handler.fn(self, inst)
-            if check and not (inst.opname == "FOR_ITER" and self.jumped):
+            # dis counts FOR_ITER's skipped END_FOR and not RETURN_GENERATOR's first sent value
+            if check and not (inst.opname == "FOR_ITER" and self.jumped) and inst.opname != "RETURN_GENERATOR":
                 _check_effect(inst, len(stack) - depth, self.jumped)
             return
         args = []
@@ -181,12 +184,23 @@ class FrameState:
 
     def load_global(self, name: str):
         fn_globals = self.globals
+        source = self._global_source(name)
+        if source is not None:
+            assigned = self.ctx.side_effects.load_source(source)
+            if assigned is not None:
+                return assigned
         if name in fn_globals:
-            return wrap(self, fn_globals[name], self._global_source(name))
+            return wrap(self, fn_globals[name], source)
         builtins = self.ctx.builtins if fn_globals is self.ctx.globals else _builtins_of(fn_globals)
         if name in builtins:
             return wrap(self, builtins[name], BuiltinSource(name) if fn_globals is self.ctx.globals else None)
         raise GraphBreak("user_exception", f"NameError: name '{name}' is not defined")
+
+    def store_global(self, name: str, value) -> None:
+        source = self._global_source(name)
+        if source is None:
+            raise GraphBreak("side_effect", f"assigning the global {name!r} of a module jitcore cannot reload")
+        self.ctx.side_effects.store_source(source, value)
 
     def _global_source(self, name):
         if self.globals is self.ctx.globals:
@@ -205,8 +219,8 @@ class FrameState:
             raise GraphBreak("unsupported_call", f"{fn!r} has no Python code")
         if is_disabled(fn):
             raise GraphBreak("disabled_function", f"{fn.__qualname__} is marked with jit.disable")
-        if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
-            raise GraphBreak("generator", f"calling generator function {fn.__qualname__}")
+        if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+            raise GraphBreak("generator", f"calling coroutine function {fn.__qualname__}")
         defaults = self._wrap_defaults(fn, fn_source)
         kwdefaults = self._wrap_kwdefaults(fn, fn_source)
         bound = bind_arguments(self, fn.__qualname__, code, defaults, kwdefaults, args, kwargs)
@@ -222,8 +236,8 @@ class FrameState:
     def inline_nested(self, nested, args: list, kwargs: dict):
         """Trace a call to a function made inside the captured code (its closure cells are CellBoxes)."""
         code = nested.code
-        if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
-            raise GraphBreak("generator", f"calling generator function {nested.qualname}")
+        if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+            raise GraphBreak("generator", f"calling coroutine function {nested.qualname}")
         bound = bind_arguments(self, nested.qualname, code, nested.defaults, nested.kwdefaults, args, kwargs)
         cells = dict(zip(code.co_freevars, nested.closure))
         return self._run_child(code, nested.globals, bound, cells, None)
@@ -232,11 +246,18 @@ class FrameState:
         if self.depth + 1 > self.ctx.max_inline_depth:
             raise GraphBreak("recursion_limit", f"inlining deeper than {self.ctx.max_inline_depth} calls")
         child = FrameState(self.ctx, code, fn_globals, bound, cells, parent=self, fn=fn)
+        generator = bool(code.co_flags & inspect.CO_GENERATOR)
+        if generator:
+            child.yielded = []
         saved = self.graph.current_location
         try:
-            return child.run()
+            result = child.run()
         finally:
             self.graph.current_location = saved
+        if generator:
+            from jitcore.capture.values.sequence import IteratorValue
+            return IteratorValue(child.yielded, type((lambda: (yield))()))
+        return result
 
     def _wrap_defaults(self, fn, fn_source):
         defaults = fn.__defaults__ or ()

@@ -68,7 +68,7 @@ class EntryCodegen:
         if key in self._memo:
             return self._memo[key]
         expr = value.reconstruct(self)
-        if value.python_type() in (list, dict) and value.source is None:
+        if getattr(value, "needs_identity", False) and value.source is None:
             name = f"___t{self._temp}"
             self._temp += 1
             self._memo[key] = name
@@ -100,7 +100,14 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
         inputs = ", ".join(source.emit(cg) for source in captured.input_sources)
         call = f"___graph({inputs})" if not _needs_list(compiled_graph) else f"___graph([{inputs}])"
         lines.append(f"    ___out = {call}")
-    lines.append(f"    return {cg.load(captured.result)}")
+    replay = captured.ctx.side_effects.emit(cg) if captured.ctx.side_effects else []
+    if replay:
+        # the result is computed before any write-back, which may change what its sources read
+        lines.append(f"    ___result = {cg.load(captured.result)}")
+        lines.extend(f"    {line}" for line in replay)
+        lines.append("    return ___result")
+    else:
+        lines.append(f"    return {cg.load(captured.result)}")
     signature = ", ".join([*params, "___cells"])
     source = f"def ___entry_{_ident(name)}({signature}):\n" + "\n".join(lines) + "\n"
     exec(compile(source, f"<jitcore entry for {name}>", "exec"), cg.namespace)

@@ -22,7 +22,7 @@ def _get_console():
     global _console
     if _console is None:
         from rich.console import Console
-        _console = Console(file=sys.stderr, highlight=False, soft_wrap=False)
+        _console = Console(stderr=True, highlight=False, soft_wrap=False)
     return _console
 
 

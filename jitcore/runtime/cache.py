@@ -67,7 +67,7 @@ def _native_run(*args):
 
 
 class FrameCache:
-    def __init__(self, code, fn_globals, options: Options):
+    def __init__(self, code, fn_globals, options: Options, original=None):
         self.code = code
         self.globals = fn_globals
         self.options = options
@@ -76,7 +76,7 @@ class FrameCache:
         self.entries: list = []
         self.limit_reported = False
         self._lock = threading.RLock()
-        self.dispatcher = Dispatcher(self.params, code.co_name, self.miss)
+        self.dispatcher = Dispatcher(code, self.params, self.miss, original)
 
     @property
     def dispatch(self):

@@ -2,29 +2,104 @@
 
 The dispatcher is one Python function with the frame's own parameter names (no *args packing). When entries
 change, its code is regenerated and swapped into the same function object, which the prologue holds as a constant.
+
+Two modes. For a function swapped in place (register + enabled) the dispatcher returns FALLTHROUGH to make the
+prologue run the original body. For a compiled copy (jit.compile) it calls the original function instead, so the
+copy always behaves like the original *now*: its current defaults (the copy's defaults are placeholders that the
+dispatcher resolves against the original's) and its current code (a replaced `__code__` runs natively).
 """
 from __future__ import annotations
 
-__all__ = ["Dispatcher"]
+import inspect
+
+from jitcore.runtime.prologue import FALLTHROUGH
+
+__all__ = ["Dispatcher", "DefaultPlaceholder"]
+
+
+class DefaultPlaceholder:
+    """Stands for 'this parameter was not passed' in a compiled copy; the dispatcher swaps in the real default."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"<default of {self.name}>"
 
 
 class Dispatcher:
     """Owns the generated function `fn(<params>, ___cells)` for one cache."""
 
-    def __init__(self, params: tuple, name: str, miss):
+    def __init__(self, code, params: tuple, miss, original=None):
+        self.code = code
         self.params = params
-        self.name = "".join(ch if ch.isalnum() else "_" for ch in name)
-        self.namespace = {"___miss": miss}
+        self.name = "".join(ch if ch.isalnum() else "_" for ch in code.co_name)
+        self.original = original
+        self.namespace = {"___miss": miss, "___FALLTHROUGH": FALLTHROUGH, "___code": code,
+                          "___orig": original}
+        self.placeholders: dict = {}
+        if original is not None:
+            self._make_placeholders(code)
         self.fn = self._generate([])
+
+    def _make_placeholders(self, code) -> None:
+        n = code.co_argcount
+        defaults = self.original.__defaults__ or ()
+        for index, name in enumerate(code.co_varnames[n - len(defaults):n]):
+            self.placeholders[name] = ("__defaults__", index, DefaultPlaceholder(name))
+        for name in (self.original.__kwdefaults__ or {}):
+            self.placeholders[name] = ("__kwdefaults__", name, DefaultPlaceholder(name))
+
+    def copy_defaults(self):
+        """(__defaults__, __kwdefaults__) for the compiled copy: placeholders the dispatcher resolves."""
+        n = self.code.co_argcount
+        defaults = self.original.__defaults__ or ()
+        names = self.code.co_varnames[n - len(defaults):n]
+        positional = tuple(self.placeholders[name][2] for name in names) or None
+        keyword = {name: self.placeholders[name][2] for name in (self.original.__kwdefaults__ or {})} or None
+        return positional, keyword
+
+    def _call_original(self) -> str:
+        code = self.code
+        parts = []
+        n, nkw = code.co_argcount, code.co_kwonlyargcount
+        names = code.co_varnames
+        parts += list(names[:n])
+        index = n + nkw
+        if code.co_flags & inspect.CO_VARARGS:
+            parts.append(f"*{names[index]}")
+            index += 1
+        parts += [f"{name}={name}" for name in names[n:n + nkw]]
+        if code.co_flags & inspect.CO_VARKEYWORDS:
+            parts.append(f"**{names[index]}")
+        return f"___orig({', '.join(parts)})"
 
     def _generate(self, entries):
         args = ", ".join([*self.params, "___cells"])
         packed = "(" + "".join(f"{p}, " for p in self.params) + ")"
         lines = [f"def ___dispatch_{self.name}({args}):"]
+        calling = self.original is not None
+        if calling:
+            for name, (attr, key, placeholder) in self.placeholders.items():
+                self.namespace[f"___d_{name}"] = placeholder
+                lines.append(f"    if {name} is ___d_{name}:")
+                lines.append(f"        {name} = ___orig.{attr}[{key!r}]")
+            lines.append("    if ___orig.__code__ is not ___code:")
+            lines.append(f"        return {self._call_original()}")
         for i, _ in enumerate(entries):
-            lines.append(f"    if ___guard{i}({args}):")
-            lines.append(f"        return ___run{i}({args})")
-        lines.append(f"    return ___miss({packed}, ___cells)")
+            lines.append(f"    {'if' if i == 0 else 'elif'} ___guard{i}({args}):")
+            lines.append(f"        ___r = ___run{i}({args})")
+        if entries:
+            lines.append("    else:")
+            lines.append(f"        ___r = ___miss({packed}, ___cells)")
+        else:
+            lines.append(f"    ___r = ___miss({packed}, ___cells)")
+        if calling:
+            lines.append("    if ___r is ___FALLTHROUGH:")
+            lines.append(f"        return {self._call_original()}")
+        lines.append("    return ___r")
         source = "\n".join(lines) + "\n"
         for i, entry in enumerate(entries):
             self.namespace[f"___guard{i}"] = entry.guard_check

@@ -22,8 +22,8 @@ __all__ = ["compiled_function", "Interceptor", "INTERCEPTOR", "ALL_CACHES"]
 ALL_CACHES: "weakref.WeakSet[FrameCache]" = weakref.WeakSet()
 
 
-def _new_cache(code, fn_globals, options) -> FrameCache:
-    cache = FrameCache(code, fn_globals, options)
+def _new_cache(code, fn_globals, options, original=None) -> FrameCache:
+    cache = FrameCache(code, fn_globals, options, original)
     ALL_CACHES.add(cache)
     return cache
 
@@ -41,9 +41,13 @@ def _function_with_code(fn, code):
 
 
 def compiled_function(fn, options):
-    """A copy of fn that dispatches through its own cache; the first call captures."""
-    cache = _new_cache(fn.__code__, fn.__globals__, options)
+    """A copy of fn that dispatches through its own cache; the first call captures.
+
+    Whatever the cache declines runs through fn itself, with fn's current defaults and code (Dispatcher).
+    """
+    cache = _new_cache(fn.__code__, fn.__globals__, options, original=fn)
     new = _function_with_code(fn, build_prologue_code(fn.__code__, cache.dispatch))
+    new.__defaults__, new.__kwdefaults__ = cache.dispatcher.copy_defaults()
     new._jitcore_cache = cache
     return new
 

@@ -7,7 +7,7 @@ from jitcore.capture.opcodes import HANDLERS, UNSUPPORTED
 from jitcore.capture.values import claimed_types
 
 # opnames that never appear in code objects handed to the interpreter (folded by dis, or internal to CPython)
-_NEVER_SEEN = {"CACHE", "EXTENDED_ARG", "RESERVED", "INTERPRETER_EXIT"}
+_NEVER_SEEN = {"CACHE", "RESERVED", "INTERPRETER_EXIT"}
 
 
 def _real_opnames():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import dis
+import sys
 
 import pytest
 import torch
@@ -142,6 +143,22 @@ def test_cell_path_with_missing_cells_fails():
     assert guard.check(None) is False
     assert guard.check(()) is False
     assert guard.failures((), None) == ["value: could not be read (TypeError: 'NoneType' object is not subscriptable)"]
+
+
+def test_module_path_reads_sys_modules_when_the_guard_runs(monkeypatch):
+    import types
+
+    fake = types.ModuleType("guards_test_fake_module")
+    fake.hooks = {}
+    monkeypatch.setitem(sys.modules, "guards_test_fake_module", fake)
+    path = (("module", "guards_test_fake_module"), ("attr", "hooks"))
+    guard = compile_one(path, LengthMatch(0), "guards_test_fake_module.hooks", params=())
+    assert guard.check(None) is True
+    fake.hooks["h"] = print
+    assert guard.check(None) is False
+    assert guard.failures((), None) == ["guards_test_fake_module.hooks: expected length 0, got 1"]
+    monkeypatch.delitem(sys.modules, "guards_test_fake_module")
+    assert guard.check(None) is False
 
 
 def test_attr_path_reads_attributes_and_odd_names():

@@ -99,9 +99,11 @@ def test_add_refuses_an_unhashable_item_key():
         GuardTree().add(X + (("item", [1]),), TypeMatch(int), "x")
 
 
-def test_add_refuses_something_that_is_not_a_check():
+def test_add_refuses_something_that_is_not_a_check_and_leaves_the_tree_unchanged():
+    tree = GuardTree()
     with pytest.raises(TypeError, match="a guard check must be a Check"):
-        GuardTree().add(X, lambda value: True, "x")
+        tree.add(X, lambda value: True, "x")
+    assert tree.node(X) is None
 
 
 class Net(torch.nn.Module):

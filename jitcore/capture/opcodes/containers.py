@@ -7,6 +7,7 @@ from jitcore.capture.values import NOT_CONSTANT, const
 from jitcore.capture.values.constant import fold
 from jitcore.capture.values.mapping import DictValue
 from jitcore.capture.values.sequence import TupleValue, ListValue
+from jitcore.capture.values.sets import SetValue
 
 
 @opcode("BUILD_TUPLE", signature="items[oparg] -- tup")
@@ -17,6 +18,26 @@ def build_tuple(state, inst, items):
 @opcode("BUILD_LIST", signature="items[oparg] -- lst")
 def build_list(state, inst, items):
     return ListValue(items)
+
+
+@opcode("BUILD_SET", signature="items[oparg] -- set")
+def build_set(state, inst, items):
+    result = SetValue((), state=state)
+    for item in items:
+        result.add(state, item)
+    return result
+
+
+@opcode("SET_ADD", signature="st, unused[oparg-1], item -- st, unused[oparg-1]")
+def set_add(state, inst, st, unused, item):
+    st.add(state, item)
+    return (st, *unused)
+
+
+@opcode("SET_UPDATE", signature="st, unused[oparg-1], iterable -- st, unused[oparg-1]")
+def set_update(state, inst, st, unused, iterable):
+    st.update(state, iterable)
+    return (st, *unused)
 
 
 @opcode("BUILD_MAP", signature="items[oparg*2] -- dict")

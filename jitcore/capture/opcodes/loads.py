@@ -48,7 +48,7 @@ def load_global(state, inst):
 
 @opcode("STORE_GLOBAL", signature="value --")
 def store_global(state, inst, value):
-    raise GraphBreak("side_effect", f"assigning the global {inst.argval!r}")
+    state.store_global(inst.argval, value)
 
 
 @opcode("LOAD_ATTR", signature="owner -- method if (oparg & 1), attr")
@@ -90,3 +90,13 @@ def store_deref(state, inst, value):
 @opcode("LOAD_CLOSURE", signature="-- cell")
 def load_closure(state, inst):
     return state.cells[inst.argval]
+
+
+@opcode("LOAD_SUPER_ATTR", signature="global_super, cls, self_value -- method if (oparg & 1), attr")
+def load_super_attr(state, inst, global_super, cls, self_value):
+    """`super().name` (zero-argument form): the attribute after `cls` in type(self)'s MRO, bound to self."""
+    from jitcore.capture.values.super_lookup import super_attribute
+    if global_super.constant() is not super:
+        raise GraphBreak("unsupported_value", "`super` is shadowed")
+    attr = super_attribute(state, cls, self_value, inst.argval)
+    return (NULL, attr) if inst.arg & 1 else attr

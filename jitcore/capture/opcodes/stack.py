@@ -5,9 +5,10 @@ from jitcore.capture.opcodes.registry import opcode
 from jitcore.capture.values import NULL, const
 
 
-@opcode("RESUME", "NOP", signature="--")
+@opcode("RESUME", "NOP", "EXTENDED_ARG", signature="--")
 def no_effect(state, inst):
-    """Nothing to model: RESUME only matters to CPython's instrumentation and eval breaker."""
+    """Nothing to model: RESUME only matters to CPython's eval breaker; dis already folds EXTENDED_ARG into the next
+    instruction's argument."""
 
 
 @opcode("POP_TOP", signature="value --")

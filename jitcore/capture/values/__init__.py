@@ -6,6 +6,8 @@ guard that the kind relies on (a tensor's metadata, a constant's value, a module
 """
 from __future__ import annotations
 
+import enum
+import functools
 import types
 
 import torch
@@ -16,7 +18,9 @@ from jitcore.capture.sources import ItemSource
 from jitcore.capture.values.base import Value, NOT_CONSTANT, NULL, NullValue
 from jitcore.capture.values.builtins import BuiltinValue, is_builtin_rule
 from jitcore.capture.values.constant import ConstantValue, CONSTANT_TYPES, const
-from jitcore.capture.values.function import LOOKASIDES, LookasideValue, UserFunctionValue, TorchFunctionValue, UserMethodValue
+from jitcore.capture.values.function import (LOOKASIDES, LookasideValue, _fill_lookasides, UserFunctionValue, TorchFunctionValue,
+                                             UserMethodValue, PartialValue)
+from jitcore.capture.values.user_object import UserObjectValue, is_plain_instance
 from jitcore.capture.values.mapping import DictValue
 from jitcore.capture.values.module import ModuleValue
 from jitcore.capture.values.objects import PythonModuleValue, ClassValue, is_trusted_module
@@ -91,9 +95,17 @@ def _wrap_function(state, value, source):
 
 
 def _wrap_builtin(state, value, source):
+    if value in LOOKASIDES:
+        return LookasideValue(value, source)
     if is_graph_callable(value):
         return TorchFunctionValue(value, source)
-    _guard(state, source, IdMatch(value))
+    owner = getattr(value, "__self__", None)
+    if owner is None or isinstance(owner, (types.ModuleType, type)):
+        _guard(state, source, IdMatch(value))
+    else:
+        # a builtin method bound to an instance is a fresh object on every read: identity never matches
+        _guard(state, source, TypeMatch(type(value)))
+        return OpaqueValue(value, source)
     if is_builtin_rule(value) or value is print:
         return BuiltinValue(value, source)
     return OpaqueValue(value, source)
@@ -141,6 +153,8 @@ _BY_PREDICATE = sorted([
     (30, lambda v: isinstance(v, torch.Tensor), _wrap_tensor),
     (20, lambda v: isinstance(v, torch.nn.Module), _wrap_module),
     (10, lambda v: isinstance(v, type), _wrap_class),
+    (7, lambda v: isinstance(v, types.ModuleType), _wrap_pymodule),
+    (6, lambda v: isinstance(v, enum.Enum), _wrap_constant),
     (5, lambda v: isinstance(v, tuple) and hasattr(type(v), "_fields"), _wrap_tuple),
     (4, lambda v: isinstance(v, dict), _wrap_dict),
 ], key=lambda row: -row[0])
@@ -173,6 +187,22 @@ def wrap(state, value, source) -> Value:
 
 def _wrap_opaque(state, value, source):
     _guard(state, source, TypeMatch(type(value)))
+    if is_plain_instance(value):
+        return UserObjectValue(value, source)
     return OpaqueValue(value, source)
 
 
+def _wrap_partial(state, value, source):
+    from jitcore.capture.sources import AttrSource
+    _guard(state, source, TypeMatch(type(value)))
+    sub = (lambda name: AttrSource(source, name)) if source is not None else (lambda name: None)
+    fn = wrap(state, value.func, sub("func"))
+    args = wrap(state, value.args, sub("args"))
+    keywords = wrap(state, value.keywords, sub("keywords"))
+    if not isinstance(keywords, DictValue):
+        return OpaqueValue(value, source)
+    return PartialValue(fn, list(args.iterate(state)), dict(keywords.items), source)
+
+
+_BY_TYPE[functools.partial] = _wrap_partial
+_fill_lookasides()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from jitcore.capture.breaks import GraphBreak
 
-__all__ = ["Value", "NOT_CONSTANT", "NullValue", "NULL"]
+__all__ = ["Value", "NOT_CONSTANT", "NullValue", "NULL", "MethodCallValue"]
 
 
 class _NotConstant:
@@ -104,6 +104,24 @@ class Value:
 
     def __repr__(self):
         return f"{type(self).__name__}({self.source.user_name if self.source else ''})"
+
+
+class MethodCallValue(Value):
+    """`obj.name` for a method the value models through `call_method` (list.append, dict.items, ...)."""
+
+    __slots__ = ("obj", "name")
+
+    def __init__(self, obj, name):
+        super().__init__(None)
+        self.obj = obj
+        self.name = name
+
+    def python_type(self):
+        import types
+        return types.BuiltinMethodType
+
+    def call(self, state, args, kwargs):
+        return self.obj.call_method(state, self.name, args, kwargs)
 
 
 class NullValue(Value):

@@ -5,6 +5,7 @@ says what the builtin means for values (len -> length, isinstance -> the value's
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
@@ -164,6 +165,70 @@ def _is(state, a, b):
     return const(ia is ib)
 
 
+@_rule(functools.partial)
+def _partial(state, fn, *args, **kwargs):
+    from jitcore.capture.values.function import PartialValue
+    return PartialValue(fn, list(args), dict(kwargs))
+
+
+@_rule(sorted)
+def _sorted(state, iterable, key=None, reverse=None):
+    items = iterable.iterate(state)
+    descending = False if reverse is None else reverse.constant()
+    if type(descending) is not bool:
+        return NotImplemented
+    keys = [item if key is None or key.constant() is None else key.call(state, [item], {}) for item in items]
+    consts = [k.constant() for k in keys]
+    if NOT_CONSTANT in consts:
+        raise GraphBreak("unsupported_value", "sorted() by keys that are not Python constants")
+    order = fold(state, sorted, range(len(items)), key=lambda i: consts[i], reverse=descending)
+    return ListValue([items[i] for i in order])
+
+
+@_rule(setattr)
+def _setattr(state, obj, name, value):
+    n = name.constant()
+    if type(n) is not str:
+        return NotImplemented
+    obj.setattr(state, n, value)
+    return const(None)
+
+
+@_rule(object.__setattr__)
+def _object_setattr(state, obj, name, value):
+    raw = getattr(obj, "raw_setattr", None)
+    n = name.constant()
+    if raw is None or type(n) is not str:
+        return NotImplemented
+    raw(state, n, value)
+    return const(None)
+
+
+@_rule(super)
+def _super(state, *args):
+    if len(args) != 2:
+        return NotImplemented
+    return SuperValue(args[0], args[1])
+
+
+class SuperValue(Value):
+    """`super(cls, obj)` in its two-argument form."""
+
+    __slots__ = ("cls", "obj")
+
+    def __init__(self, cls, obj):
+        super().__init__(None)
+        self.cls = cls
+        self.obj = obj
+
+    def python_type(self):
+        return super
+
+    def getattr(self, state, name):
+        from jitcore.capture.values.super_lookup import super_attribute
+        return super_attribute(state, self.cls, self.obj, name)
+
+
 @_rule(getattr)
 def _getattr(state, obj, name, *default):
     n = name.constant()
@@ -184,6 +249,9 @@ def _hasattr(state, obj, name):
 
 
 def has_attribute(state, obj, name) -> bool:
+    own = getattr(obj, "has_attr", None)
+    if own is not None:
+        return own(state, name)
     if obj.is_tensor():
         return hasattr(obj.fake, name)
     real = identity(obj)
@@ -333,9 +401,14 @@ def _print(state, *args, **kwargs):
 
 def construct(state, cls, args, kwargs):
     """`cls(*args, **kwargs)` for a class value."""
+    from jitcore.capture.values.context import context_for
+    from jitcore.capture.values.user_object import NewObjectValue, constructible, class_lookup, _MISSING
     if cls in _RULES or cls in _PURE:
         return BuiltinValue(cls).call(state, args, kwargs)
-    if cls in (torch.Size, torch.device, torch.dtype):
+    region = context_for(state, cls, args, kwargs)
+    if region is not None:
+        return region
+    if cls in (torch.Size, torch.device, torch.dtype, torch.finfo, torch.iinfo):
         a = [v.constant() for v in args]
         if NOT_CONSTANT not in a and not kwargs:
             return const(fold(state, cls, *a))
@@ -353,4 +426,16 @@ def construct(state, cls, args, kwargs):
                     raise GraphBreak("user_exception", f"TypeError: {cls.__name__}() missing argument '{name}'")
                 bound[i] = const(defaults[name])
         return TupleValue(bound, tuple_type=cls)
+    if isinstance(cls, type) and issubclass(cls, torch.nn.Module):
+        raise GraphBreak("unsupported_call", f"creating a {cls.__qualname__} module inside a compiled function")
+    if constructible(cls):
+        obj = NewObjectValue(cls)
+        init = class_lookup(cls, "__init__")
+        if init is not _MISSING and init is not object.__init__:
+            if not hasattr(init, "__code__"):
+                raise GraphBreak("unsupported_call", f"{cls.__qualname__}.__init__ is not a Python function")
+            state.inline_call(init, [obj, *args], kwargs)
+        elif args or kwargs:
+            raise GraphBreak("user_exception", f"TypeError: {cls.__qualname__}() takes no arguments")
+        return obj
     raise GraphBreak("unsupported_call", f"creating a {getattr(cls, '__qualname__', cls)} object")

@@ -41,6 +41,10 @@ class RootCell(Value):
         self.value = None
 
     def get(self, state):
+        if self.source is not None:
+            assigned = state.ctx.side_effects.load_source(self.source)
+            if assigned is not None:
+                return assigned
         if self.value is None:
             from jitcore.capture.values import wrap
             try:
@@ -55,4 +59,6 @@ class RootCell(Value):
         return self.value
 
     def set(self, state, value):
-        raise GraphBreak("side_effect", "assigning a nonlocal variable of an enclosing function")
+        if self.source is None:
+            raise GraphBreak("side_effect", "assigning a nonlocal variable jitcore cannot write back")
+        state.ctx.side_effects.store_source(self.source, value)

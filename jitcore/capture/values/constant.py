@@ -118,6 +118,9 @@ def const(value) -> Value:
         return ListValue([const(v) for v in value])
     if tp is dict:
         return DictValue({k: const(v) for k, v in value.items()})
+    if tp is set or tp is frozenset:
+        from jitcore.capture.values.sets import SetValue
+        return SetValue([const(v) for v in value], set_type=tp)
     if isinstance(value, tuple) and tp is not torch.Size:
         # namedtuples and torch.return_types structseqs keep their type so attribute access and rebuild work
         return TupleValue([const(v) for v in value], tuple_type=tp)

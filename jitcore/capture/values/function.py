@@ -13,11 +13,16 @@ from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.constant import const, fold
 from jitcore.capture.values.tensor import graph_call
 
-__all__ = ["LOOKASIDES", "LookasideValue", "UserFunctionValue", "TorchFunctionValue", "BoundMethodValue", "UserMethodValue", "NestedFunctionValue"]
+__all__ = ["LOOKASIDES", "LookasideValue", "PartialValue", "UserFunctionValue", "TorchFunctionValue", "BoundMethodValue", "UserMethodValue", "NestedFunctionValue"]
 
 
 #: functions whose meaning while tracing differs from running them: fn -> handler(state, args, kwargs) -> Value
 LOOKASIDES: dict = {}
+
+
+def _fill_lookasides():
+    from jitcore.capture.values.torch_rules import register_lookasides
+    register_lookasides(LOOKASIDES)
 
 
 class LookasideValue(Value):
@@ -151,6 +156,36 @@ class TorchFunctionValue(Value):
         return codegen.constant(self.fn)
 
 
+class PartialValue(Value):
+    """functools.partial(fn, *args, **keywords): calling it calls fn with the stored arguments first."""
+
+    __slots__ = ("fn", "args", "keywords")
+
+    def __init__(self, fn, args, keywords, source=None):
+        super().__init__(source)
+        self.fn = fn
+        self.args = args
+        self.keywords = keywords
+
+    def python_type(self):
+        import functools
+        return functools.partial
+
+    def getattr(self, state, name):
+        from jitcore.capture.values.sequence import TupleValue
+        from jitcore.capture.values.mapping import DictValue
+        if name == "func":
+            return self.fn
+        if name == "args":
+            return TupleValue(list(self.args))
+        if name == "keywords":
+            return DictValue(dict(self.keywords))
+        return super().getattr(state, name)
+
+    def call(self, state, args, kwargs):
+        return self.fn.call(state, [*self.args, *args], {**self.keywords, **kwargs})
+
+
 class BoundMethodValue(Value):
     """`obj.name` for a method of a constant (run at capture time when pure)."""
 
@@ -173,52 +208,48 @@ class BoundMethodValue(Value):
 
 def bind_arguments(state, fn_name: str, code, defaults, kwdefaults, args: list, kwargs: dict) -> dict:
     """Bind call arguments to parameter names the way CPython does; a binding error is the user's TypeError."""
-    params = []
-    pos_count = code.co_argcount
-    names = code.co_varnames
-    posonly = code.co_posonlyargcount
-    for i in range(pos_count):
-        kind = inspect.Parameter.POSITIONAL_ONLY if i < posonly else inspect.Parameter.POSITIONAL_OR_KEYWORD
-        params.append(inspect.Parameter(names[i], kind))
-    index = pos_count
-    kwonly = names[index + (1 if code.co_flags & inspect.CO_VARARGS else 0):][:code.co_kwonlyargcount]
-    if code.co_flags & inspect.CO_VARARGS:
-        params.append(inspect.Parameter(names[pos_count + code.co_kwonlyargcount], inspect.Parameter.VAR_POSITIONAL))
-    for name in names[pos_count:pos_count + code.co_kwonlyargcount]:
-        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY))
-    del kwonly
-    if code.co_flags & inspect.CO_VARKEYWORDS:
-        n = pos_count + code.co_kwonlyargcount + (1 if code.co_flags & inspect.CO_VARARGS else 0)
-        params.append(inspect.Parameter(names[n], inspect.Parameter.VAR_KEYWORD))
-    sig = inspect.Signature(params, __validate_parameters__=False)
-    try:
-        bound = sig.bind(*args, **kwargs)
-    except TypeError as exc:
-        raise GraphBreak("user_exception", f"TypeError: {fn_name}() {exc}") from None
-    result = {}
-    defaults = defaults or []
-    first_default = pos_count - len(defaults)
     from jitcore.capture.values.sequence import TupleValue
     from jitcore.capture.values.mapping import DictValue
-    for p in params:
-        if p.name in bound.arguments:
-            v = bound.arguments[p.name]
-            if p.kind is inspect.Parameter.VAR_POSITIONAL:
-                v = TupleValue(list(v))
-            elif p.kind is inspect.Parameter.VAR_KEYWORD:
-                v = DictValue(dict(v))
-            result[p.name] = v
-        elif p.kind is inspect.Parameter.VAR_POSITIONAL:
-            result[p.name] = TupleValue([])
-        elif p.kind is inspect.Parameter.VAR_KEYWORD:
-            result[p.name] = DictValue({})
-        elif p.kind is inspect.Parameter.KEYWORD_ONLY:
-            if kwdefaults is None or p.name not in kwdefaults:
-                raise GraphBreak("user_exception", f"TypeError: {fn_name}() missing keyword-only argument '{p.name}'")
-            result[p.name] = kwdefaults[p.name]
+
+    def fail(message):
+        raise GraphBreak("user_exception", f"TypeError: {fn_name}() {message}")
+
+    names = code.co_varnames
+    nargs, posonly, nkw = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
+    has_varargs = bool(code.co_flags & inspect.CO_VARARGS)
+    has_varkw = bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    kwonly = names[nargs:nargs + nkw]
+    result = {}
+    for name, value in zip(names[:nargs], args):
+        result[name] = value
+    extra = list(args[nargs:])
+    if extra and not has_varargs:
+        fail(f"takes {nargs} positional arguments but {len(args)} were given")
+    extra_kw = {}
+    for key, value in kwargs.items():
+        if key in names[posonly:nargs] or key in kwonly:
+            if key in result:
+                fail(f"got multiple values for argument '{key}'")
+            result[key] = value
+        elif has_varkw:
+            extra_kw[key] = value
         else:
-            i = params.index(p) - first_default
-            if i < 0:
-                raise GraphBreak("user_exception", f"TypeError: {fn_name}() missing argument '{p.name}'")
-            result[p.name] = defaults[i]
+            fail(f"got an unexpected keyword argument '{key}'")
+    defaults = defaults or []
+    first_default = nargs - len(defaults)
+    for index in range(nargs):
+        name = names[index]
+        if name not in result:
+            if index < first_default:
+                fail(f"missing required positional argument: '{name}'")
+            result[name] = defaults[index - first_default]
+    for name in kwonly:
+        if name not in result:
+            if not kwdefaults or name not in kwdefaults:
+                fail(f"missing required keyword-only argument: '{name}'")
+            result[name] = kwdefaults[name]
+    if has_varargs:
+        result[names[nargs + nkw]] = TupleValue(extra)
+    if has_varkw:
+        result[names[nargs + nkw + has_varargs]] = DictValue(extra_kw)
     return result

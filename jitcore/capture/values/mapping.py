@@ -5,7 +5,7 @@ A dict made inside the function is mutated in place; a dict passed in (it has a 
 from __future__ import annotations
 
 from jitcore.capture.breaks import GraphBreak
-from jitcore.capture.values.base import Value, NOT_CONSTANT
+from jitcore.capture.values.base import Value, NOT_CONSTANT, MethodCallValue
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.sequence import ListValue, TupleValue
 
@@ -23,8 +23,13 @@ def _key(state, key):
     return k
 
 
+_DICT_METHODS = frozenset({"keys", "values", "items", "get", "copy", "update", "pop", "setdefault", "clear",
+                           "popitem"})
+
+
 class DictValue(Value):
     __slots__ = ("items", "dict_type")
+    needs_identity = True
 
     def __init__(self, items: dict, source=None, dict_type=dict):
         super().__init__(source)
@@ -47,6 +52,11 @@ class DictValue(Value):
     def truth(self, state):
         return bool(self.items)
 
+    def getattr(self, state, name):
+        if name in _DICT_METHODS:
+            return MethodCallValue(self, name)
+        return super().getattr(state, name)
+
     def length(self, state):
         return len(self.items)
 
@@ -62,16 +72,25 @@ class DictValue(Value):
     def contains(self, state, item):
         return const(_key(state, item) in self.items)
 
-    def _mutable(self, what):
+    def _mutable(self, state, what):
         if self.source is not None:
-            raise GraphBreak("side_effect", f"{what} on a dict passed into the function ({self.source.user_name})")
+            if self.dict_type is not dict:
+                raise GraphBreak("side_effect", f"{what} on a {self.dict_type.__name__} passed into the function")
+            state.ctx.side_effects.container_mutated(self)
+
+    def reconstruct_items(self, codegen) -> str:
+        return "{" + "".join(f"{codegen.constant(k)}: {codegen.load(v)}, " for k, v in self.items.items()) + "}"
+
+    def replay(self, codegen, new_items: str) -> str:
+        target = self.source.emit(codegen)
+        return f"{target}.clear(); {target}.update({new_items})"
 
     def setitem(self, state, key, value):
-        self._mutable("item assignment")
+        self._mutable(state, "item assignment")
         self.items[_key(state, key)] = value
 
     def delitem(self, state, key):
-        self._mutable("del")
+        self._mutable(state, "del")
         k = _key(state, key)
         if k not in self.items:
             raise GraphBreak("user_exception", f"KeyError: {k!r}")
@@ -80,7 +99,7 @@ class DictValue(Value):
     def binary_op(self, state, op, other, reflected):
         if op in ("or_", "ior") and isinstance(other, DictValue):
             if op == "ior":
-                self._mutable("|=")
+                self._mutable(state, "|=")
                 self.items.update(other.items)
                 return self
             first, second = (other, self) if reflected else (self, other)
@@ -100,7 +119,7 @@ class DictValue(Value):
         if name == "copy" and not args:
             return DictValue(dict(items))
         if name in ("update", "pop", "setdefault", "clear", "popitem"):
-            self._mutable(f"dict.{name}()")
+            self._mutable(state, f"dict.{name}()")
             if name == "update":
                 for a in args:
                     if not isinstance(a, DictValue):

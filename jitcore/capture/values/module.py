@@ -12,7 +12,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource, ModuleDictSource
 from jitcore.capture.values.base import Value
 from jitcore.capture.values.constant import const
-from jitcore.capture.values.function import UserMethodValue
+from jitcore.capture.values.user_object import _class_attribute
 
 __all__ = ["ModuleValue"]
 
@@ -42,7 +42,13 @@ class ModuleValue(Value):
 
     def getattr(self, state, name):
         from jitcore.capture.values import wrap
+        from jitcore.capture.values.base import MethodCallValue
         module = self.module
+        if isinstance(module, torch.nn.ModuleDict) and name in ("keys", "values", "items"):
+            return MethodCallValue(self, name)
+        assigned = state.ctx.side_effects.load_attr(module, name)
+        if assigned is not None:
+            return assigned
         d = module.__dict__
         for dict_name in ("_parameters", "_buffers", "_modules"):
             table = d.get(dict_name)
@@ -50,25 +56,17 @@ class ModuleValue(Value):
                 return self._child(state, dict_name, name, table[name])
         if name in d:
             return wrap(state, d[name], AttrSource(self.source, name) if self.source is not None else None)
-        cls_attr = getattr(type(module), name, _MISSING)
-        if cls_attr is _MISSING:
-            raise GraphBreak("user_exception", f"AttributeError: '{type(module).__name__}' has no attribute '{name}'")
         raw = _class_lookup(type(module), name)
-        if isinstance(raw, property):
-            return state.inline_call(raw.fget, [self], {})
-        if isinstance(raw, staticmethod):
-            return wrap(state, raw.__func__, None)
-        if isinstance(raw, classmethod):
-            from jitcore.capture.values.objects import ClassValue
-            return UserMethodValue(raw.__func__, ClassValue(type(module)))
-        if callable(raw) and hasattr(raw, "__code__"):
-            return UserMethodValue(raw, self)
-        if callable(raw):
-            raise GraphBreak("unsupported_call", f"{type(module).__name__}.{name} is not a Python function")
-        return wrap(state, cls_attr, None)
+        if raw is None:
+            raise GraphBreak("user_exception", f"AttributeError: '{type(module).__name__}' has no attribute '{name}'")
+        return _class_attribute(state, self, type(module), name, raw)
 
     def setattr(self, state, name, value):
-        raise GraphBreak("side_effect", f"setting {self._name()}.{name} on a module")
+        if self.source is None:
+            raise GraphBreak("side_effect", f"setting {self._name()}.{name} on a module jitcore cannot reload")
+        if name in ("forward", "training") or name.startswith("_"):
+            raise GraphBreak("side_effect", f"setting {self._name()}.{name} changes how the module runs")
+        state.ctx.side_effects.store_attr(self, self.module, name, value)
 
     def _name(self):
         return self.source.user_name if self.source is not None else type(self.module).__name__
@@ -143,9 +141,6 @@ class ModuleValue(Value):
         if name in ("parameters", "named_parameters", "children", "modules", "buffers"):
             raise GraphBreak("unsupported_call", f"Module.{name}() inside a compiled function")
         return super().call_method(state, name, args, kwargs)
-
-
-_MISSING = object()
 
 
 def _class_lookup(cls, name):

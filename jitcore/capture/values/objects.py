@@ -9,7 +9,7 @@ import types
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource
-from jitcore.capture.values.base import Value
+from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.constant import const
 
 __all__ = ["PythonModuleValue", "ClassValue", "is_trusted_module"]
@@ -74,6 +74,30 @@ class ClassValue(Value):
             attr = getattr(self.cls, name)
         source = AttrSource(self.source, name) if self.source is not None else None
         return wrap(state, attr, source)
+
+    def getitem(self, state, key):
+        import enum
+        k = key.constant()
+        if isinstance(self.cls, enum.EnumMeta) and k is not NOT_CONSTANT:
+            from jitcore.capture.values.constant import fold
+            return const(fold(state, self.cls.__getitem__, k))
+        if k is not NOT_CONSTANT and isinstance(self.cls, type):
+            from jitcore.capture.values.constant import fold
+            return ClassValue(fold(state, self.cls.__class_getitem__, k)) if hasattr(self.cls, "__class_getitem__") \
+                else super().getitem(state, key)
+        return super().getitem(state, key)
+
+    def iterate(self, state):
+        import enum
+        if isinstance(self.cls, enum.EnumMeta):
+            return [const(member) for member in self.cls]
+        return super().iterate(state)
+
+    def length(self, state):
+        import enum
+        if isinstance(self.cls, enum.EnumMeta):
+            return len(self.cls)
+        return super().length(state)
 
     def call(self, state, args, kwargs):
         from jitcore.capture.values.builtins import construct

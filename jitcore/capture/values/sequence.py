@@ -8,7 +8,7 @@ from __future__ import annotations
 import operator
 
 from jitcore.capture.breaks import GraphBreak
-from jitcore.capture.values.base import Value, NOT_CONSTANT
+from jitcore.capture.values.base import Value, NOT_CONSTANT, MethodCallValue
 from jitcore.capture.values.constant import ConstantValue, const, fold
 
 __all__ = ["TupleValue", "ListValue", "SequenceValue"]
@@ -28,6 +28,8 @@ def _index(state, key):
 class SequenceValue(Value):
     __slots__ = ("items",)
     container = tuple
+    #: method names call_method models
+    methods = frozenset({"index", "count"})
 
     def __init__(self, items, source=None):
         super().__init__(source)
@@ -93,6 +95,8 @@ class SequenceValue(Value):
         return super().call_method(state, name, args, kwargs)
 
     def getattr(self, state, name):
+        if name in self.methods:
+            return MethodCallValue(self, name)
         raise GraphBreak("unsupported_value", f"attribute {name!r} of a {self.container.__name__}")
 
     def as_fx_arg(self, state):
@@ -134,7 +138,25 @@ class TupleValue(SequenceValue):
         fields = getattr(self.tuple_type, "_fields", None) or _structseq_fields(self.tuple_type)
         if fields and name in fields:
             return self.items[fields.index(name)]
+        if fields and name == "_fields":
+            return const(tuple(fields))
+        if hasattr(self.tuple_type, "_fields") and name in ("_replace", "_asdict"):
+            return MethodCallValue(self, name)
         return super().getattr(state, name)
+
+    def call_method(self, state, name, args, kwargs):
+        fields = getattr(self.tuple_type, "_fields", None)
+        if fields and name == "_replace" and not args:
+            items = list(self.items)
+            for key, value in kwargs.items():
+                if key not in fields:
+                    raise GraphBreak("user_exception", f"ValueError: Got unexpected field names: [{key!r}]")
+                items[fields.index(key)] = value
+            return TupleValue(items, tuple_type=self.tuple_type)
+        if fields and name == "_asdict" and not args and not kwargs:
+            from jitcore.capture.values.mapping import DictValue
+            return DictValue(dict(zip(fields, self.items)))
+        return super().call_method(state, name, args, kwargs)
 
     def reconstruct(self, codegen):
         inner = "".join(f"{codegen.load(v)}, " for v in self.items)
@@ -159,16 +181,25 @@ def _build_typed(tp, items):
 class ListValue(SequenceValue):
     __slots__ = ()
     container = list
+    needs_identity = True
+    methods = frozenset({"index", "count", "copy", "append", "extend", "insert", "pop", "clear", "reverse",
+                         "remove", "sort"})
 
     def make(self, items):
         return ListValue(list(items))
 
-    def _mutable(self, what):
+    def _mutable(self, state, what):
         if self.source is not None:
-            raise GraphBreak("side_effect", f"{what} on a list passed into the function ({self.source.user_name})")
+            state.ctx.side_effects.container_mutated(self)
+
+    def reconstruct_items(self, codegen) -> str:
+        return "[" + "".join(f"{codegen.load(v)}, " for v in self.items) + "]"
+
+    def replay(self, codegen, new_items: str) -> str:
+        return f"{self.source.emit(codegen)}[:] = {new_items}"
 
     def setitem(self, state, key, value):
-        self._mutable("item assignment")
+        self._mutable(state, "item assignment")
         k = _index(state, key)
         if isinstance(k, slice):
             fold(state, operator.setitem, self.items, k, value.iterate(state))
@@ -176,12 +207,12 @@ class ListValue(SequenceValue):
             fold(state, operator.setitem, self.items, k, value)
 
     def delitem(self, state, key):
-        self._mutable("del")
+        self._mutable(state, "del")
         fold(state, operator.delitem, self.items, _index(state, key))
 
     def binary_op(self, state, op, other, reflected):
         if op == "iadd" and not reflected:
-            self._mutable("+=")
+            self._mutable(state, "+=")
             self.items.extend(other.iterate(state))
             return self
         return super().binary_op(state, op, other, reflected)
@@ -189,7 +220,7 @@ class ListValue(SequenceValue):
     def call_method(self, state, name, args, kwargs):
         items = self.items
         if name in _LIST_MUTATORS:
-            self._mutable(f"list.{name}()")
+            self._mutable(state, f"list.{name}()")
             if kwargs and name != "sort":
                 raise GraphBreak("user_exception", f"list.{name}() takes no keyword arguments")
             if name == "append":

@@ -11,11 +11,11 @@ import operator
 import torch
 
 from jitcore.capture.breaks import GraphBreak
-from jitcore.capture.graph import fx_args, fake_args
+from jitcore.capture.graph import fx_args, fake_args, is_symbolic
 from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.constant import ConstantValue, const
 
-__all__ = ["TensorValue", "graph_call", "wrap_fake_result"]
+__all__ = ["TensorValue", "graph_call", "graph_call_side_effect", "wrap_fake_result"]
 
 #: attributes answered from the fake tensor as constants (pinned by the tensor's guard)
 _METADATA = frozenset({"shape", "dtype", "device", "ndim", "requires_grad", "is_cuda", "is_cpu", "layout",
@@ -57,8 +57,11 @@ class TensorValue(Value):
 
     def length(self, state):
         if self.fake.dim() == 0:
-            raise GraphBreak("fake_tensor_error", "len() of a 0-d tensor")
-        return self.fake.shape[0]
+            raise GraphBreak("user_exception", "TypeError: len() of a 0-d tensor")
+        n = self.fake.shape[0]
+        if is_symbolic(n):
+            raise GraphBreak("data_dependent", "len() of a tensor whose size depends on its data")
+        return n
 
     def iterate(self, state):
         return [self.getitem(state, const(i)) for i in range(self.length(state))]
@@ -74,7 +77,7 @@ class TensorValue(Value):
             attr = getattr(self.fake, name)
             if callable(attr):
                 return TensorMethodValue(self, name)
-            return const(attr)
+            return _metadata_constant(attr, name)
         attr = getattr(torch.Tensor, name, None)
         if attr is None:
             raise GraphBreak("unsupported_value", f"tensor has no attribute {name!r}")
@@ -115,6 +118,13 @@ class TensorValue(Value):
         return f"Tensor({self.node.name}: {tuple(self.fake.shape)} {self.fake.dtype})"
 
 
+def _metadata_constant(value, what: str):
+    """Metadata as a Python constant; a size that depends on tensor data (after x[mask]) is not one."""
+    if is_symbolic(value):
+        raise GraphBreak("data_dependent", f"{what} depends on tensor data (a data-dependent size)")
+    return const(value)
+
+
 def _tensor_operand(value) -> bool:
     """Python's operators on tensors accept tensors, numbers, and (for some ops) sequences of numbers."""
     if value.is_tensor():
@@ -141,7 +151,7 @@ class TensorMethodValue(Value):
             fake_a = fake_args(state, args)
             fake_k = fake_args(state, kwargs)
             result = state.graph.run_fake(getattr(self.tensor.fake, self.name), fake_a, fake_k)
-            return const(result)
+            return _metadata_constant(result, self.name)
         return graph_call(state, "call_method", self.name, [self.tensor, *args], kwargs)
 
 
@@ -163,13 +173,26 @@ def graph_call(state, op: str, target, args: list, kwargs: dict) -> Value:
         fn = getattr(type(fa[0]), target, None) or getattr(torch.Tensor, target)
     else:
         fn = target
+    tensors = [v for v in [*args, *kwargs.values()] if v.is_tensor()]
+    versions = [v.fake._version for v in tensors]
     fake = graph.run_fake(fn, fa, fk)
+    mutated = any(v.fake._version != before for v, before in zip(tensors, versions))
+    if mutated and not _contains_tensor(fake):
+        # an in-place operation run for its effect (x[i] = v returns None): keep the node
+        graph.create_node(op, target, tuple(fx_args(state, args)), fx_args(state, kwargs), fake)
+        return const(fake)
     if not _contains_tensor(fake):
         # sizes, dtypes, booleans about metadata: pinned by the inputs' guards, no node needed
-        return const(fake)
+        return _metadata_constant(fake, getattr(target, "__name__", str(target)))
     node = graph.create_node(op, target, tuple(fx_args(state, args)), fx_args(state, kwargs), fake)
     inputs = {id(v.fake): v for v in [*args, *kwargs.values()] if v.is_tensor()}
     return wrap_fake_result(state, node, fake, inputs)
+
+
+def graph_call_side_effect(state, fn, args: tuple):
+    """A node for a call run for its effect on global state (grad mode, autocast); returns the node."""
+    graph = state.graph
+    return graph.create_node("call_function", fn, args, {}, None)
 
 
 def wrap_fake_result(state, node, fake, inputs: dict) -> Value:

@@ -49,3 +49,26 @@ def check_torch_call(fn) -> None:
     name = getattr(fn, "__name__", "")
     if name.startswith(_STATEFUL_PREFIXES):
         raise GraphBreak("unsupported_call", f"torch.{name} changes process state, so it runs in Python")
+
+
+def _no_torch_function(state, args, kwargs):
+    """torch.overrides.has_torch_function*: False unless an argument is a tensor subclass that overrides
+    __torch_function__ (then the frame is not modelled)."""
+    from jitcore.capture.values.constant import const
+    values = list(args)
+    for value in list(values):
+        if not value.is_tensor():
+            items = getattr(value, "items", None)
+            if isinstance(items, list):
+                values.extend(items)
+    for value in values:
+        if value.is_tensor() and value.tensor_type not in (torch.Tensor, torch.nn.Parameter):
+            raise GraphBreak("unsupported_value", f"a {value.tensor_type.__name__} tensor subclass argument")
+    return const(False)
+
+
+def register_lookasides(table: dict) -> None:
+    import torch.overrides as overrides
+    for fn in (overrides.has_torch_function, overrides.has_torch_function_unary,
+               overrides.has_torch_function_variadic):
+        table[fn] = _no_torch_function

@@ -1,0 +1,76 @@
+"""Mutations of objects that existed before the call, recorded while tracing and replayed after the graph runs.
+
+Tracing never mutates real objects: a list passed in keeps its new items in its value, an attribute assigned on a
+module or user object lives in an overlay here, and so does an assignment to a global or a closure cell. The entry
+function (codegen/transform.py) computes every final state first and then writes them back, in the order they were
+first made, once, after the graph. Objects created inside the function need no replay: they are rebuilt.
+"""
+from __future__ import annotations
+
+__all__ = ["SideEffects"]
+
+
+class SideEffects:
+    def __init__(self):
+        #: key -> (kind, target, name), in the order of first mutation
+        self._records: dict = {}
+        #: (id(obj), name) -> value assigned to obj.name while tracing
+        self._attrs: dict = {}
+        #: objects whose attributes are overlaid, kept alive while tracing so ids stay unique
+        self._owners: dict = {}
+        #: source -> value assigned to it (globals, closure cells)
+        self._sources: dict = {}
+
+    def __bool__(self):
+        return bool(self._records)
+
+    # -- recording --------------------------------------------------------------------------------------------
+    def container_mutated(self, value) -> None:
+        """A list/dict/set value that came from a source changed its contents."""
+        self._records.setdefault(("container", id(value)), ("container", value, None))
+
+    def store_attr(self, owner, obj, name: str, value) -> None:
+        """owner (a value with a source, standing for obj) gets obj.name = value."""
+        self._owners[id(obj)] = obj
+        self._attrs[(id(obj), name)] = value
+        self._records.setdefault(("attr", id(obj), name), ("attr", owner, name))
+
+    def load_attr(self, obj, name: str):
+        """The value assigned to obj.name while tracing, or None."""
+        return self._attrs.get((id(obj), name))
+
+    def store_source(self, source, value) -> None:
+        """An assignable source (a global, a closure cell's contents) gets value."""
+        self._sources[source] = value
+        self._records.setdefault(("source", source), ("source", source, None))
+
+    def load_source(self, source):
+        return self._sources.get(source)
+
+    # -- replay -----------------------------------------------------------------------------------------------
+    def _final(self, kind, target, name):
+        if kind == "container":
+            return target
+        if kind == "attr":
+            return self._attrs[(id(target.identity()), name)]
+        return self._sources[target]
+
+    def values(self) -> list:
+        """Every value the replay writes (the graph must output the tensors among them)."""
+        return [self._final(*record) for record in self._records.values()]
+
+    def emit(self, codegen) -> list:
+        """Statements that compute every final state, then write them all back in first-mutation order."""
+        computed, writes = [], []
+        for index, (kind, target, name) in enumerate(self._records.values()):
+            temp = f"___se{index}"
+            if kind == "container":
+                computed.append(f"{temp} = {target.reconstruct_items(codegen)}")
+                writes.append(target.replay(codegen, temp))
+            elif kind == "attr":
+                computed.append(f"{temp} = {codegen.load(self._final(kind, target, name))}")
+                writes.append(f"setattr({target.source.emit(codegen)}, {name!r}, {temp})")
+            else:
+                computed.append(f"{temp} = {codegen.load(self._final(kind, target, name))}")
+                writes.append(f"{target.emit(codegen)} = {temp}")
+        return computed + writes

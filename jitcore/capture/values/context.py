@@ -1,0 +1,133 @@
+"""Context managers that become regions of the graph: torch.no_grad / enable_grad / set_grad_enabled, autocast.
+
+Entering one records a node that switches the state inside the graph, and switches the real state while tracing so
+that fake propagation sees what eager would (requires_grad of results, autocast dtypes). The capture context undoes
+the real switch if capture stops inside the region.
+"""
+from __future__ import annotations
+
+import torch
+
+from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.values.base import Value
+from jitcore.capture.values.constant import const
+
+__all__ = ["GradModeValue", "AutocastValue", "ExitValue", "context_for"]
+
+
+class _RegionValue(Value):
+    """A context manager object made inside the captured code; `enter` returns (exit callable, enter result)."""
+
+    __slots__ = ()
+
+    def enter(self, state):
+        raise NotImplementedError
+
+
+class GradModeValue(_RegionValue):
+    __slots__ = ("enabled", "cls")
+
+    def __init__(self, enabled: bool, cls):
+        super().__init__(None)
+        self.enabled = enabled
+        self.cls = cls
+
+    def python_type(self):
+        return self.cls
+
+    def enter(self, state):
+        previous = torch.is_grad_enabled()
+        _set_grad(state, self.enabled)
+        state.ctx.push_cleanup(lambda: torch._C._set_grad_enabled(previous))
+        return ExitValue(lambda st: _set_grad(st, previous)), const(None)
+
+    def call(self, state, args, kwargs):
+        """`@torch.no_grad()` used as a decorator inside the function: not modelled."""
+        raise GraphBreak("unsupported_call", "using a grad-mode object as a decorator inside the function")
+
+
+def _set_grad(state, enabled: bool):
+    from jitcore.capture.values.tensor import graph_call_side_effect
+    graph_call_side_effect(state, torch._C._set_grad_enabled, (enabled,))
+    torch._C._set_grad_enabled(enabled)
+
+
+class AutocastValue(_RegionValue):
+    __slots__ = ("device_type", "dtype", "enabled", "cache_enabled")
+
+    def __init__(self, device_type, dtype, enabled, cache_enabled):
+        super().__init__(None)
+        self.device_type = device_type
+        self.dtype = dtype
+        self.enabled = enabled
+        self.cache_enabled = cache_enabled
+
+    def python_type(self):
+        return torch.autocast
+
+    def enter(self, state):
+        from jitcore.capture.values.tensor import graph_call_side_effect
+        args = (self.device_type, self.dtype, self.enabled, self.cache_enabled)
+        node = graph_call_side_effect(state, torch.amp.autocast_mode._enter_autocast, args)
+        real = torch.amp.autocast_mode._enter_autocast(*args)
+        state.ctx.push_cleanup(lambda: torch.amp.autocast_mode._exit_autocast(real))
+
+        def leave(st):
+            graph_call_side_effect(st, torch.amp.autocast_mode._exit_autocast, (node,))
+            torch.amp.autocast_mode._exit_autocast(real)
+        return ExitValue(leave), const(None)
+
+
+class ExitValue(Value):
+    """The bound __exit__ that BEFORE_WITH leaves on the stack; calling it closes the region."""
+
+    __slots__ = ("leave", "done")
+
+    def __init__(self, leave):
+        super().__init__(None)
+        self.leave = leave
+        self.done = False
+
+    def call(self, state, args, kwargs):
+        if any(a.constant() is not None for a in args):
+            raise GraphBreak("user_exception", "an exception leaves a with-block")
+        if not self.done:
+            self.done = True
+            self.leave(state)
+            state.ctx.pop_cleanup()
+        return const(None)
+
+
+def context_for(state, cls, args, kwargs):
+    """The region value for `cls(*args, **kwargs)`, or None when cls is not a modelled context manager."""
+    if cls is torch.no_grad and not args and not kwargs:
+        return GradModeValue(False, cls)
+    if cls is torch.enable_grad and not args and not kwargs:
+        return GradModeValue(True, cls)
+    if cls is torch.set_grad_enabled and len(args) == 1 and not kwargs:
+        mode = args[0].constant()
+        if type(mode) is not bool:
+            raise GraphBreak("unsupported_value", "torch.set_grad_enabled with a non-constant mode")
+        return GradModeValue(mode, cls)
+    if cls in (torch.autocast, torch.amp.autocast, getattr(torch.cpu.amp, "autocast", None),
+               getattr(torch.cuda.amp, "autocast", None)):
+        return _autocast(state, cls, args, kwargs)
+    return None
+
+
+def _autocast(state, cls, args, kwargs):
+    names = ["device_type", "dtype", "enabled", "cache_enabled"]
+    if cls is not torch.autocast and cls is not torch.amp.autocast:
+        names = names[1:]
+    values = dict(zip(names, args))
+    values.update(kwargs)
+    consts = {k: v.constant() for k, v in values.items()}
+    device_type = consts.get("device_type", "cuda" if cls is getattr(torch.cuda.amp, "autocast", None) else "cpu")
+    if not isinstance(device_type, str):
+        raise GraphBreak("unsupported_value", "torch.autocast with a non-constant device_type")
+    dtype = consts.get("dtype") or torch.get_autocast_dtype(device_type)
+    enabled = consts.get("enabled", True)
+    cache_enabled = consts.get("cache_enabled", None)
+    if cache_enabled is None:
+        cache_enabled = torch.is_autocast_cache_enabled()
+    return AutocastValue(device_type, dtype, enabled, cache_enabled)

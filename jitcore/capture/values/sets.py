@@ -1,0 +1,132 @@
+"""Sets (and frozensets) built and queried inside the captured function.
+
+Members are constants (compared by value) or objects jitcore knows by identity (modules, functions); a tensor
+member hashes by identity in eager Python too. Each member is kept under the key Python would hash it by.
+"""
+from __future__ import annotations
+
+import operator
+
+from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.values.base import Value, NOT_CONSTANT, MethodCallValue
+from jitcore.capture.values.constant import const, fold
+
+__all__ = ["SetValue"]
+
+
+def member_key(state, value):
+    """The key a set or dict would hash `value` by, as far as jitcore can tell without running __hash__."""
+    c = value.constant()
+    if c is not NOT_CONSTANT:
+        try:
+            hash(c)
+        except TypeError as exc:
+            raise GraphBreak("user_exception", f"TypeError: {exc}") from None
+        return ("value", c)
+    identity = getattr(value, "identity", None)
+    if identity is not None and identity() is not None and type(identity()).__hash__ is object.__hash__ \
+            or value.is_tensor():
+        return ("id", id(identity()))
+    raise GraphBreak("unsupported_value", f"a set element that is a {value.kind_name}")
+
+
+class SetValue(Value):
+    """key -> member value, in insertion order (iteration order of small int/str sets may differ from CPython's,
+    so iterating a set of non-constants is refused)."""
+
+    __slots__ = ("members", "set_type")
+    needs_identity = True
+
+    def __init__(self, members, source=None, set_type=set, state=None):
+        super().__init__(source)
+        self.set_type = set_type
+        self.members = {member_key(state, m): m for m in members}
+
+    def python_type(self):
+        return self.set_type
+
+    def constant(self):
+        values = [m.constant() for m in self.members.values()]
+        if NOT_CONSTANT in values:
+            return NOT_CONSTANT
+        return self.set_type(values)
+
+    def truth(self, state):
+        return bool(self.members)
+
+    def length(self, state):
+        return len(self.members)
+
+    def iterate(self, state):
+        c = self.constant()
+        if c is NOT_CONSTANT:
+            raise GraphBreak("unsupported_value", "iterating a set of non-constant values (order is not known)")
+        return [const(m) for m in c]
+
+    def getattr(self, state, name):
+        if hasattr(set, name) and not name.startswith("_"):
+            return MethodCallValue(self, name)
+        return super().getattr(state, name)
+
+    def contains(self, state, item):
+        return const(member_key(state, item) in self.members)
+
+    def add(self, state, value):
+        self._mutable(state, "set.add()")
+        self.members.setdefault(member_key(state, value), value)
+
+    def update(self, state, iterable):
+        self._mutable(state, "set.update()")
+        for v in iterable.iterate(state):
+            self.members.setdefault(member_key(state, v), v)
+
+    def _mutable(self, state, what):
+        if self.set_type is not set:
+            raise GraphBreak("user_exception", f"AttributeError: {what} on a frozenset")
+        if self.source is not None:
+            state.ctx.side_effects.container_mutated(self)
+
+    def reconstruct_items(self, codegen) -> str:
+        if not self.members:
+            return "set()"
+        return "{" + ", ".join(codegen.load(m) for m in self.members.values()) + "}"
+
+    def replay(self, codegen, new_items: str) -> str:
+        target = self.source.emit(codegen)
+        return f"{target}.clear(); {target}.update({new_items})"
+
+    def binary_op(self, state, op, other, reflected):
+        oc = other.constant()
+        mine = self.constant()
+        if mine is NOT_CONSTANT or not isinstance(oc, (set, frozenset)):
+            return NotImplemented
+        a, b = (oc, mine) if reflected else (mine, oc)
+        return const(fold(state, getattr(operator, op), a, b))
+
+    def call_method(self, state, name, args, kwargs):
+        if name == "add" and len(args) == 1:
+            self.add(state, args[0])
+            return const(None)
+        if name == "update":
+            for a in args:
+                self.update(state, a)
+            return const(None)
+        if name in ("discard", "remove") and len(args) == 1:
+            self._mutable(state, f"set.{name}()")
+            key = member_key(state, args[0])
+            if name == "remove" and key not in self.members:
+                raise GraphBreak("user_exception", f"KeyError: {args[0]!r}")
+            self.members.pop(key, None)
+            return const(None)
+        if name == "copy" and not args:
+            return SetValue(list(self.members.values()), set_type=self.set_type, state=state)
+        mine = self.constant()
+        others = [a.constant() for a in args]
+        if mine is not NOT_CONSTANT and NOT_CONSTANT not in others and hasattr(mine, name):
+            return const(fold(state, getattr(mine, name), *others))
+        return super().call_method(state, name, args, kwargs)
+
+    def reconstruct(self, codegen):
+        if self.set_type is frozenset:
+            return f"frozenset({self.reconstruct_items(codegen)})"
+        return self.reconstruct_items(codegen)

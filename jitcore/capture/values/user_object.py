@@ -1,0 +1,289 @@
+"""Instances of user classes: objects passed in (read through guarded attribute sources) and objects created
+inside the captured function (their attributes are values until the result is rebuilt).
+
+Attribute lookup follows Python's order for the cases modelled: data descriptors (property) on the class, then
+the instance dict, then class attributes (functions become bound methods). A class with its own __getattribute__,
+__getattr__ or __setattr__ is not modelled (graph break), since its attribute access can run arbitrary code.
+"""
+from __future__ import annotations
+
+import types
+
+from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.sources import AttrSource
+from jitcore.capture.values.base import Value
+from jitcore.capture.values.constant import const
+
+__all__ = ["UserObjectValue", "NewObjectValue", "is_plain_instance", "class_lookup"]
+
+_MISSING = object()
+
+
+def class_lookup(cls, name):
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return _MISSING
+
+
+def is_plain_instance(obj) -> bool:
+    """An instance whose attribute access is the default object machinery (a __dict__ and/or __slots__)."""
+    cls = type(obj)
+    return ((hasattr(obj, "__dict__") or hasattr(cls, "__slots__")) and cls.__getattribute__ is object.__getattribute__
+            and class_lookup(cls, "__getattr__") is _MISSING and cls.__module__ != "builtins")
+
+
+_BINARY_DUNDERS = {
+    "add": "add", "sub": "sub", "mul": "mul", "truediv": "truediv", "floordiv": "floordiv", "mod": "mod",
+    "pow": "pow", "matmul": "matmul", "and_": "and", "or_": "or", "xor": "xor", "lshift": "lshift",
+    "rshift": "rshift"}
+_COMPARE_DUNDERS = {"lt": ("lt", "gt"), "le": ("le", "ge"), "gt": ("gt", "lt"), "ge": ("ge", "le"),
+                    "eq": ("eq", "eq"), "ne": ("ne", "ne")}
+_UNARY_DUNDERS = {"neg": "__neg__", "pos": "__pos__", "invert": "__invert__", "abs": "__abs__"}
+
+
+class _DunderProtocol:
+    """Python's special-method protocol for instances of user classes: each operation inlines the class's
+    Python-level dunder method; a dunder that is missing or not Python falls back to Value's default."""
+
+    __slots__ = ()
+
+    def _dunder(self, state, name, args):
+        raw = class_lookup(self.python_type(), name)
+        if not isinstance(raw, types.FunctionType):
+            return _MISSING
+        return state.inline_call(raw, [self, *args], {})
+
+    def getitem(self, state, key):
+        result = self._dunder(state, "__getitem__", [key])
+        return super().getitem(state, key) if result is _MISSING else result
+
+    def setitem(self, state, key, value):
+        if self._dunder(state, "__setitem__", [key, value]) is _MISSING:
+            super().setitem(state, key, value)
+
+    def length(self, state):
+        result = self._dunder(state, "__len__", [])
+        if result is _MISSING:
+            return super().length(state)
+        n = result.constant()
+        if type(n) is not int:
+            raise GraphBreak("unsupported_value", "__len__ returned a value that is not a Python int")
+        return n
+
+    def truth(self, state):
+        for name in ("__bool__", "__len__"):
+            result = self._dunder(state, name, [])
+            if result is not _MISSING:
+                return result.truth(state)
+        return True
+
+    def iterate(self, state):
+        result = self._dunder(state, "__iter__", [])
+        return super().iterate(state) if result is _MISSING else result.iterate(state)
+
+    def contains(self, state, item):
+        result = self._dunder(state, "__contains__", [item])
+        return super().contains(state, item) if result is _MISSING else const(result.truth(state))
+
+    def binary_op(self, state, op, other, reflected):
+        if op in _COMPARE_DUNDERS:
+            names = [f"__{_COMPARE_DUNDERS[op][1 if reflected else 0]}__"]
+        else:
+            plain = op if op in _BINARY_DUNDERS else next(
+                (k for k in (op[1:], op[1:] + "_") if op.startswith("i") and k in _BINARY_DUNDERS), None)
+            if plain is None:
+                return NotImplemented
+            base = _BINARY_DUNDERS[plain]
+            if reflected:
+                names = [f"__r{base}__"]
+            elif plain != op:
+                names = [f"__i{base}__", f"__{base}__"]
+            else:
+                names = [f"__{base}__"]
+        for name in names:
+            result = self._dunder(state, name, [other])
+            if result is not _MISSING and result.constant() is not NotImplemented:
+                return result
+        return NotImplemented
+
+    def unary_op(self, state, op):
+        result = self._dunder(state, _UNARY_DUNDERS.get(op, ""), [])
+        return super().unary_op(state, op) if result is _MISSING else result
+
+
+def _class_attribute(state, self_value, cls, name, raw, source=None):
+    """The value of class attribute `raw` (found in the MRO under `name`) read through instance `self_value`;
+    `source` reloads a plain (non-function) class attribute, so its value is guarded."""
+    from jitcore.capture.values import wrap
+    from jitcore.capture.values.function import UserMethodValue
+    from jitcore.capture.values.objects import ClassValue
+    if isinstance(raw, property):
+        if raw.fget is None:
+            raise GraphBreak("user_exception", f"AttributeError: property '{name}' has no getter")
+        return state.inline_call(raw.fget, [self_value], {})
+    if isinstance(raw, staticmethod):
+        return wrap(state, raw.__func__, None)
+    if isinstance(raw, classmethod):
+        return UserMethodValue(raw.__func__, ClassValue(cls))
+    if isinstance(raw, types.FunctionType):
+        return UserMethodValue(raw, self_value)
+    if hasattr(type(raw), "__get__"):
+        raise GraphBreak("unsupported_value", f"descriptor {type(raw).__name__} {cls.__name__}.{name}")
+    return wrap(state, raw, source)
+
+
+class UserObjectValue(_DunderProtocol, Value):
+    """An instance of a user class that existed before the call (guarded by type; attributes by source)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj, source=None):
+        super().__init__(source)
+        self.obj = obj
+
+    @property
+    def kind_name(self):
+        return f"{type(self.obj).__name__} object"
+
+    def python_type(self):
+        return type(self.obj)
+
+    def identity(self):
+        return self.obj
+
+    def getattr(self, state, name):
+        from jitcore.capture.values import wrap
+        assigned = state.ctx.side_effects.load_attr(self.obj, name)
+        if assigned is not None:
+            return assigned
+        cls = type(self.obj)
+        raw = class_lookup(cls, name)
+        if isinstance(raw, property) or (raw is not _MISSING and hasattr(type(raw), "__set__")
+                                         and not isinstance(raw, types.MemberDescriptorType)):
+            return _class_attribute(state, self, cls, name, raw)
+        if isinstance(raw, types.MemberDescriptorType):
+            # a __slots__ attribute: read it like an instance attribute
+            try:
+                value = raw.__get__(self.obj, cls)
+            except AttributeError as exc:
+                raise GraphBreak("user_exception", f"AttributeError: {exc}") from None
+            return wrap(state, value, AttrSource(self.source, name) if self.source is not None else None)
+        d = getattr(self.obj, "__dict__", {})
+        if name in d:
+            return wrap(state, d[name], AttrSource(self.source, name) if self.source is not None else None)
+        if raw is _MISSING:
+            raise GraphBreak("user_exception", f"AttributeError: '{cls.__name__}' object has no attribute '{name}'")
+        # found on the class: it stays so only while the instance does not get an attribute of that name
+        self._guard_instance_keys(state)
+        source = AttrSource(AttrSource(self.source, "__class__"), name) if self.source is not None else None
+        return _class_attribute(state, self, cls, name, raw, source)
+
+    def _guard_instance_keys(self, state):
+        from guards.checks import DictKeysMatch
+        d = getattr(self.obj, "__dict__", None)
+        if self.source is not None and type(d) is dict:
+            state.ctx.guard(AttrSource(self.source, "__dict__"), DictKeysMatch(tuple(d)))
+
+    def has_attr(self, state, name) -> bool:
+        self._guard_instance_keys(state)
+        return hasattr(self.obj, name)
+
+    def setattr(self, state, name, value):
+        cls = type(self.obj)
+        if self.source is None or cls.__setattr__ is not object.__setattr__:
+            raise GraphBreak("side_effect", f"setting {name!r} on a {cls.__name__} object")
+        raw = class_lookup(cls, name)
+        if raw is not _MISSING and hasattr(type(raw), "__set__"):
+            raise GraphBreak("side_effect", f"assigning descriptor {cls.__name__}.{name}")
+        state.ctx.side_effects.store_attr(self, self.obj, name, value)
+
+    def call(self, state, args, kwargs):
+        method = class_lookup(type(self.obj), "__call__")
+        if not isinstance(method, types.FunctionType):
+            raise GraphBreak("unsupported_call", f"calling a {type(self.obj).__name__} object")
+        return state.inline_call(method, [self, *args], kwargs)
+
+
+
+class NewObjectValue(_DunderProtocol, Value):
+    """An object of a plain user class created inside the captured function; rebuilt at the end if returned."""
+
+    __slots__ = ("cls", "attrs")
+    needs_identity = True
+
+    def __init__(self, cls):
+        super().__init__(None)
+        self.cls = cls
+        #: attribute name -> value, in assignment order
+        self.attrs: dict = {}
+
+    @property
+    def kind_name(self):
+        return f"new {self.cls.__name__} object"
+
+    def python_type(self):
+        return self.cls
+
+    def getattr(self, state, name):
+        raw = class_lookup(self.cls, name)
+        if isinstance(raw, property) or (raw is not _MISSING and hasattr(type(raw), "__set__")):
+            return _class_attribute(state, self, self.cls, name, raw)
+        if name in self.attrs:
+            return self.attrs[name]
+        if name == "__class__":
+            from jitcore.capture.values.objects import ClassValue
+            return ClassValue(self.cls)
+        if raw is _MISSING:
+            raise GraphBreak("user_exception",
+                             f"AttributeError: '{self.cls.__name__}' object has no attribute '{name}'")
+        return _class_attribute(state, self, self.cls, name, raw)
+
+    def setattr(self, state, name, value):
+        if self.cls.__setattr__ is not object.__setattr__:
+            raise GraphBreak("user_exception", f"cannot assign to field '{name}' of frozen {self.cls.__name__}")
+        self.raw_setattr(state, name, value)
+
+    def raw_setattr(self, state, name, value):
+        """object.__setattr__(self, name, value): what __init__ of a frozen dataclass uses."""
+        raw = class_lookup(self.cls, name)
+        if raw is not _MISSING and hasattr(type(raw), "__set__"):
+            if isinstance(raw, property) and raw.fset is not None:
+                state.inline_call(raw.fset, [self, value], {})
+                return
+            raise GraphBreak("unsupported_value", f"assigning descriptor {self.cls.__name__}.{name}")
+        self.attrs[name] = value
+
+    def call(self, state, args, kwargs):
+        method = class_lookup(self.cls, "__call__")
+        if not isinstance(method, types.FunctionType):
+            raise GraphBreak("unsupported_call", f"calling a {self.cls.__name__} object")
+        return state.inline_call(method, [self, *args], kwargs)
+
+
+    def reconstruct(self, codegen):
+        build = codegen.constant_object(_build_object, "build_object")
+        cls = codegen.constant_object(self.cls, "cls")
+        body = "".join(f"{name!r}: {codegen.load(v)}, " for name, v in self.attrs.items())
+        return f"{build}({cls}, {{{body}}})"
+
+
+def _build_object(cls, attrs):
+    obj = object.__new__(cls)
+    obj.__dict__.update(attrs)
+    return obj
+
+
+def constructible(cls) -> bool:
+    """A class whose instances NewObjectValue can model: default __new__ and attribute lookup, no __slots__.
+
+    `__setattr__` must be object's, or a frozen dataclass's (its generated __init__ assigns through
+    object.__setattr__, which the builtin rules model).
+    """
+    import abc
+    if not isinstance(cls, type) or type(cls) not in (type, abc.ABCMeta) or cls.__module__ == "builtins":
+        return False
+    params = getattr(cls, "__dataclass_params__", None)
+    setattr_ok = cls.__setattr__ is object.__setattr__ or (params is not None and params.frozen)
+    return (cls.__new__ is object.__new__ and setattr_ok and cls.__getattribute__ is object.__getattribute__
+            and class_lookup(cls, "__getattr__") is _MISSING and "__slots__" not in vars(cls))
