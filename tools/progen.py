@@ -837,10 +837,10 @@ def _loop(g: GenState, header: str, bindings: dict, count: tuple, index: str | N
             with g.block(f"if {skip}:"):
                 g.emit("continue")
         statements(g, rng.randint(0, 2) if g.room() > 6 else 0)
-        term = _bounded(shaped_expr(g, shape, 1))
+        term = _loop_term(g, shape, bindings)
         g.emit(rng.choice([f"{acc} = {acc} + {term.code}", f"{acc} = {acc} * 0.5 + {term.wrapped()}"]))
         if outs:
-            out_item = _bounded(tensor_expr(g, 1))
+            out_item = _loop_term(g, None, bindings)
             g.emit(f"{outs}.append({out_item.code})")
         if counter and not counter_done:
             g.emit(f"{counter} += 1")
@@ -855,6 +855,26 @@ def _loop(g: GenState, header: str, bindings: dict, count: tuple, index: str | N
         g.define(outs, SeqType(out_item.type, lo, hi))
     if counter:
         g.define(counter, IntType(0, hi))
+
+
+def _loop_term(g: GenState, shape: tuple | None, bindings: dict) -> Expr:
+    """A bounded expression (of `shape` if given) that mostly reads the loop's own names."""
+    bindings = {name: g.scopes[-1].get(name, kind) for name, kind in bindings.items()}  # a swap may retype them
+    items = [Expr(n, k) for n, k in bindings.items()
+             if isinstance(k, TensorType) and (shape is None or _broadcast(shape, k.shape) == shape)]
+    ints = [Expr(n, k) for n, k in bindings.items() if isinstance(k, IntType)]
+    if items and g.rng.random() < 0.7:
+        base = g.rng.choice(items)
+        term = elementwise(g, base, 2)
+        if shape is not None and term.type.shape != shape:
+            term = _binary(g, shaped_expr(g, shape, 0), term)
+    else:
+        term = shaped_expr(g, shape, 1) if shape is not None else tensor_expr(g, 1)
+    if ints and g.rng.random() < 0.6:
+        index = g.rng.choice(ints)
+        term = Expr(f"{term.wrapped()} * {index.code}", TensorType(term.type.shape, term.type.mag * _scalar_bound(index)),
+                    False)
+    return _bounded(term)
 
 
 def _range_header(g: GenState) -> tuple[str, IntType, tuple]:

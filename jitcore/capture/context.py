@@ -33,6 +33,11 @@ class CaptureContext:
         self._hooks_guarded = False
         self._cleanups: list = []
         self.side_effects = SideEffects()
+        #: (offset, visit) of the root-frame instruction to stop before (the second attempt of a capture)
+        self.stop_at = None
+        #: root-frame offset -> times reached, so a break inside an unrolled loop finds its iteration again
+        self.visits: dict = {}
+        self.count_visits = True
 
     def push_cleanup(self, undo) -> None:
         """Remember how to undo a real state switch made while tracing (grad mode, autocast)."""

@@ -1,7 +1,10 @@
 """Capture one frame: interpret its code on live arguments and return what codegen needs.
 
-`capture_frame(...)` -> `Captured` (the FX graph and its input sources, the returned value tree, the guards, and
-timing), or raises GraphBreak / CaptureInternalError. The runtime decides what to do with either.
+`capture_frame(...)` -> `Captured`: the FX graph and its input sources, the guards, and either the value the frame
+returns or, when capture had to stop, a `BreakPoint` (the root frame's stack and locals just before the
+instruction that broke). A break is found by a first attempt; a second attempt replays capture up to that
+instruction and stops there, so nothing the breaking instruction (or a call it inlined) did leaks into the prefix.
+Raises GraphBreak when the frame cannot be resumed at all, CaptureInternalError on a fault in jitcore.
 """
 from __future__ import annotations
 
@@ -13,10 +16,10 @@ import torch.fx
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.context import CaptureContext
-from jitcore.capture.interpreter import FrameState
+from jitcore.capture.interpreter import FrameState, StopCapture
 from jitcore.capture.values.tensor import TensorValue
 
-__all__ = ["Captured", "capture_frame", "arg_names"]
+__all__ = ["Captured", "BreakPoint", "capture_frame", "arg_names"]
 
 
 def arg_names(code) -> tuple:
@@ -27,13 +30,23 @@ def arg_names(code) -> tuple:
 
 
 @dataclasses.dataclass
+class BreakPoint:
+    """Where the root frame stopped: `inst` has not run; `stack` (bottom first) and `locals` are its inputs."""
+    reason: GraphBreak
+    inst: object
+    stack: list
+    locals: dict
+    kw_names: tuple
+
+
+@dataclasses.dataclass
 class Captured:
     gm: torch.fx.GraphModule | None
     #: sources of the graph's inputs, in placeholder order
     input_sources: list
     #: the real example inputs' fake versions, for the backend
     example_inputs: list
-    #: the value the frame returns (a tree of values)
+    #: the value the frame returns (None when it stopped at a break point)
     result: object
     #: tensor values the graph returns, in output order
     outputs: list
@@ -41,26 +54,51 @@ class Captured:
     op_count: int
     capture_seconds: float
     ctx: CaptureContext
+    break_point: BreakPoint | None = None
 
 
 def capture_frame(code, fn_globals, closure, args: dict, fn_name: str) -> Captured:
     start = time.perf_counter()
+    try:
+        return _attempt(code, fn_globals, closure, args, fn_name, start, None)
+    except GraphBreak as brk:
+        offset = getattr(brk, "root_offset", None)
+        if offset is None or code.co_cellvars:
+            raise
+        try:
+            return _attempt(code, fn_globals, closure, args, fn_name, start, (offset, brk.root_visit, brk))
+        except GraphBreak:
+            raise brk from None
+
+
+def _attempt(code, fn_globals, closure, args, fn_name, start, stop) -> Captured:
     ctx = CaptureContext(code, fn_globals, fn_name, closure)
+    if stop is not None:
+        ctx.stop_at = stop[:2]
+        ctx.count_visits = False
     state = FrameState.root(ctx, args)
+    break_point = None
+    result = None
     try:
         result = state.run()
+    except StopCapture as stopped:
+        frame = stopped.state
+        break_point = BreakPoint(stop[2], stopped.inst, list(frame.stack), dict(frame.locals), frame.kw_names)
     except GraphBreak as brk:
         # the guards gathered so far decide when the same break would happen again (a native cache entry)
         brk.guards = list(ctx.guards)
         raise
     finally:
         ctx.run_cleanups()
-    outputs = _graph_outputs([result, *ctx.side_effects.values()])
+    if break_point is None:
+        roots = [result]
+    else:
+        roots = [*break_point.stack, *[v for v in break_point.locals.values() if hasattr(v, "reconstruct")]]
+    outputs = _graph_outputs([*roots, *ctx.side_effects.values()])
     graph = ctx.graph
     graph.prune_inputs(set())
     gm = None
-    example_inputs = []
-    input_sources = []
+    example_inputs, input_sources = [], []
     if graph.node_count:
         graph.output([tv.node for tv in outputs])
         gm = torch.fx.GraphModule(torch.nn.Module(), graph.graph)
@@ -71,14 +109,18 @@ def capture_frame(code, fn_globals, closure, args: dict, fn_name: str) -> Captur
                 input_sources.append(source)
                 example_inputs.append(tv.fake)
     return Captured(gm, input_sources, example_inputs, result, outputs if gm is not None else [], ctx.guards,
-                    graph.node_count, time.perf_counter() - start, ctx)
+                    graph.node_count, time.perf_counter() - start, ctx, break_point)
 
 
-def _graph_outputs(result) -> list:
-    """Tensor values in the result that the graph computes (inputs returned as-is are reloaded from their source)."""
+def _graph_outputs(roots) -> list:
+    """Tensor values reachable from roots that the graph computes (inputs are reloaded from their source)."""
     found, seen = [], set()
+    visited = set()
 
     def visit(value):
+        if id(value) in visited:
+            return
+        visited.add(id(value))
         if isinstance(value, TensorValue):
             if value.node.op != "placeholder" and id(value.node) not in seen:
                 seen.add(id(value.node))
@@ -87,13 +129,17 @@ def _graph_outputs(result) -> list:
         for child in _children(value):
             visit(child)
 
-    visit(result)
+    for root in roots:
+        visit(root)
     return found
 
 
 def _children(value):
     if isinstance(value, list):
         return value
+    children = getattr(value, "children", None)
+    if children is not None:
+        return children()
     attrs = getattr(value, "attrs", None)
     if isinstance(attrs, dict):
         return list(attrs.values())
@@ -102,4 +148,7 @@ def _children(value):
         return items
     if isinstance(items, dict):
         return list(items.values())
+    members = getattr(value, "members", None)
+    if isinstance(members, dict):
+        return list(members.values())
     return []

@@ -20,9 +20,19 @@ from jitcore.capture.values import wrap
 from jitcore.capture.values.cells import CellBox, RootCell
 from jitcore.capture.values.function import bind_arguments
 
-__all__ = ["FrameState", "CaptureInternalError"]
+__all__ = ["FrameState", "CaptureInternalError", "StopCapture"]
 
 _INSTRUCTIONS: dict = {}
+
+
+class StopCapture(Exception):
+    """Raised when the root frame reaches the instruction where a graph break was found (the second attempt
+    of a capture stops there: everything before it is the prefix graph). Carries the frame state."""
+
+    def __init__(self, state, inst):
+        super().__init__(f"stop at offset {inst.offset}")
+        self.state = state
+        self.inst = inst
 
 
 class CaptureInternalError(Exception):
@@ -88,8 +98,17 @@ class FrameState:
     def run(self):
         from jitcore.config import config
         check = config.debug_checks
+        stop = self.ctx.stop_at if self.parent is None else None
         while not self.done:
             inst = self.instructions[self.ip]
+            if self.parent is None:
+                if stop is not None and inst.offset == stop[0]:
+                    seen = self.ctx.visits.get(inst.offset, 0) + 1
+                    self.ctx.visits[inst.offset] = seen
+                    if seen == stop[1]:
+                        raise StopCapture(self, inst)
+                elif self.ctx.count_visits:
+                    self.ctx.visits[inst.offset] = self.ctx.visits.get(inst.offset, 0) + 1
             self.ip += 1
             self.current = inst
             if inst.starts_line is not None:
@@ -150,6 +169,10 @@ class FrameState:
             _check_effect(inst, len(stack) - depth, self.jumped)
 
     def _located(self, brk: GraphBreak) -> GraphBreak:
+        if self.parent is None and getattr(brk, "root_offset", None) is None:
+            # where the root frame was when capture had to stop: the break point of the frame
+            brk.root_offset = self.current.offset
+            brk.root_visit = self.ctx.visits.get(self.current.offset, 1)
         if brk.location is None:
             filename = self.code.co_filename
             line = linecache.getline(filename, self.lineno)

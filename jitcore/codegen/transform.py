@@ -63,10 +63,15 @@ class EntryCodegen:
 
     # -- values -----------------------------------------------------------------------------------------------
     def load(self, value: Value) -> str:
-        """An expression for value; a mutable container used twice is built once (identity is preserved)."""
+        """An expression for value; a mutable container used twice is built once (identity is preserved).
+
+        A value read from a source (and not replaced) is that same object: it is reloaded from the source.
+        """
         key = id(value)
         if key in self._memo:
             return self._memo[key]
+        if value.source is not None and not value.is_tensor():
+            return value.source.emit(self)
         expr = value.reconstruct(self)
         if getattr(value, "needs_identity", False) and value.source is None:
             name = f"___t{self._temp}"
@@ -90,35 +95,38 @@ class EntryCodegen:
         return f"{self.constant_object(dict_type, 'type')}({{{body}}})"
 
 
-def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, builtins: dict, name: str):
-    """The entry function `(*params, ___cells) -> result` for one cache entry."""
+def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, builtins: dict, name: str,
+                steps=None):
+    """The entry function `(*params, ___cells) -> result` for one cache entry.
+
+    For a frame that stopped at a break point, `steps` (codegen/steps.py) turns the break into Python: rebuild
+    the stack and live locals, run the breaking instruction natively where it can be written as Python, and
+    return what the resume function computes.
+    """
     cg = EntryCodegen(params, fn_globals, builtins)
     lines = []
     if compiled_graph is not None:
         cg.namespace["___graph"] = compiled_graph
         cg.outputs = {id(tv.node): i for i, tv in enumerate(captured.outputs)}
         inputs = ", ".join(source.emit(cg) for source in captured.input_sources)
-        call = f"___graph({inputs})" if not _needs_list(compiled_graph) else f"___graph([{inputs}])"
-        lines.append(f"    ___out = {call}")
+        lines.append(f"    ___out = ___graph({inputs})")
     replay = captured.ctx.side_effects.emit(cg) if captured.ctx.side_effects else []
-    if replay:
-        # the result is computed before any write-back, which may change what its sources read
-        lines.append(f"    ___result = {cg.load(captured.result)}")
-        lines.extend(f"    {line}" for line in replay)
-        lines.append("    return ___result")
+    if captured.break_point is None:
+        if replay:
+            # the result is computed before any write-back, which may change what its sources read
+            lines.append(f"    ___result = {cg.load(captured.result)}")
+            lines.extend(f"    {line}" for line in replay)
+            lines.append("    return ___result")
+        else:
+            lines.append(f"    return {cg.load(captured.result)}")
     else:
-        lines.append(f"    return {cg.load(captured.result)}")
+        lines.extend("    " + line for line in steps.emit(cg, captured.break_point, replay))
     signature = ", ".join([*params, "___cells"])
     source = f"def ___entry_{_ident(name)}({signature}):\n" + "\n".join(lines) + "\n"
     exec(compile(source, f"<jitcore entry for {name}>", "exec"), cg.namespace)
     entry = cg.namespace[f"___entry_{_ident(name)}"]
     entry.source = source
     return entry
-
-
-def _needs_list(compiled) -> bool:
-    """AOTAutograd's boxed calling convention takes one list of inputs."""
-    return bool(getattr(compiled, "_boxed_call", False))
 
 
 def _ident(name: str) -> str:

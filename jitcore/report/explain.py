@@ -75,6 +75,12 @@ class ExplainReport:
         return str(self)
 
 
+def _break_info(brk) -> BreakInfo:
+    filename, lineno, line, _ = brk.location or ("", 0, "", "")
+    return BreakInfo(brk.kind, brk.info.explanation + (f" ({brk.detail})" if brk.detail else ""),
+                     filename, lineno, line or "", brk.info.hint)
+
+
 def explain_call(fn, args: tuple, kwargs: dict) -> ExplainReport:
     code = fn.__code__
     try:
@@ -93,11 +99,11 @@ def explain_call(fn, args: tuple, kwargs: dict) -> ExplainReport:
         if captured.gm is not None:
             graphs.append(captured.gm)
         collected = captured.guards
+        if captured.break_point is not None:
+            breaks.append(_break_info(captured.break_point.reason))
     except GraphBreak as brk:
         timings["capture"] = time.perf_counter() - start
-        filename, lineno, line, _ = brk.location or ("", 0, "", "")
-        breaks.append(BreakInfo(brk.kind, brk.info.explanation + (f" ({brk.detail})" if brk.detail else ""),
-                                filename, lineno, line or "", brk.info.hint))
+        breaks.append(_break_info(brk))
         collected = getattr(brk, "guards", [])
     tree = guards.GuardTree()
     tree.add_root(GlobalStateMatch())

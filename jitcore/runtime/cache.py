@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+import types
 
 import guards
 from guards.checks import GlobalStateMatch
@@ -17,7 +18,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.frame import capture_frame, arg_names
 from jitcore.capture.interpreter import CaptureInternalError
 from jitcore.codegen.transform import build_entry
-from jitcore.errors import GraphBreakError, BackendCompileError, InternalError
+from jitcore.errors import GraphBreakError, BackendCompileError, InternalError, JitError
 from jitcore.report.console import say
 from jitcore.runtime.dispatch import Dispatcher
 from jitcore.runtime.prologue import FALLTHROUGH
@@ -132,14 +133,13 @@ class FrameCache:
             return self._internal_failure("capture", exc)
         try:
             return self._compile(captured, started)
-        except BackendCompileError:
+        except JitError:
             raise
         except Exception as exc:
             return self._internal_failure("codegen", exc)
 
     def _compile(self, captured, started) -> Entry:
         timings = {"capture": captured.capture_seconds}
-        guard_fn = self._guards(captured.guards)
         compiled = None
         if captured.gm is not None:
             t0 = time.perf_counter()
@@ -152,17 +152,46 @@ class FrameCache:
                     raise BackendCompileError(message + " (run with backend='eager' to check the graph itself)") \
                         from exc
                 say("fallbacks", message + "; running it natively", key=("backend", self.code), always=True)
-                return self._native(guard_fn)
+                return self._native(self._guards(captured.guards))
             timings["backend"] = time.perf_counter() - t0
             STATS.graphs += 1
         t0 = time.perf_counter()
-        run = build_entry(captured, compiled, self.params, self.globals, captured.ctx.builtins, self.name)
+        steps = None
+        if captured.break_point is not None:
+            if self.options.fullgraph:
+                self._native_entry(captured.break_point.reason, started)
+            steps = self._break_steps(captured)
+            self._report_break(captured.break_point.reason, resumed=True)
+        try:
+            run = build_entry(captured, compiled, self.params, self.globals, captured.ctx.builtins, self.name, steps)
+        except GraphBreak as brk:
+            # the stack or a local at the break cannot be rebuilt as Python objects: run the frame natively
+            self._report_break(brk, resumed=False)
+            return self._native(self._guards(captured.guards), brk)
         timings["codegen"] = time.perf_counter() - t0
         if captured.gm is not None:
             say("graphs", f"graph of {self.where()} with {captured.op_count} ops:\n{captured.gm.code}",
                 key=("graph", id(captured.gm)))
+        guard_fn = self._guards(captured.guards)
         return Entry(guard_fn.check, run, guard_fn, native=False, gm=captured.gm, op_count=captured.op_count,
+                     break_reason=captured.break_point.reason if captured.break_point else None,
                      compile_seconds=timings)
+
+    def _break_steps(self, captured):
+        from jitcore.codegen.resume import resume_origin
+        from jitcore.codegen.steps import BreakSteps
+        from jitcore.runtime.resume_fns import resume_function
+        original, offset_map = resume_origin(self.code)
+        options = self.options
+
+        def resume(target, kinds, names):
+            return resume_function(original, self.globals, target, kinds, names, options)
+
+        def native_callable(cg, value, expr):
+            return _native_callable(cg, captured.ctx, value, expr, options)
+
+        has_prefix = captured.gm is not None
+        return BreakSteps(self.code, original, offset_map, resume, native_callable, has_prefix)
 
     def _guards(self, collected):
         tree = guards.GuardTree()
@@ -183,9 +212,13 @@ class FrameCache:
                 + (f" ({brk.detail})" if brk.detail else "")
                 + (f"\n    {line.strip()}" if line else "") + f"\n  hint: {brk.info.hint}",
                 kind=brk.kind, filename=filename, lineno=lineno, source_line=line.strip() if line else "")
-        say("breaks", f"{self.name}: {brk.describe()}; the frame runs natively", key=("break", brk.location, brk.kind))
+        self._report_break(brk, resumed=False)
         guard_fn = self._guards(_collected_from(brk))
         return self._native(guard_fn, brk)
+
+    def _report_break(self, brk: GraphBreak, resumed: bool) -> None:
+        outcome = "compiled up to here, continuing in Python" if resumed else "the frame runs natively"
+        say("breaks", f"{self.name}: {brk.describe()}; {outcome}", key=("break", brk.location, brk.kind))
 
     def _internal_failure(self, stage: str, exc: Exception) -> Entry:
         if _strict() or self.options.fullgraph:
@@ -232,3 +265,35 @@ def _strict() -> bool:
 def _builtins(fn_globals):
     b = fn_globals.get("__builtins__", __builtins__)
     return b if isinstance(b, dict) else vars(b)
+
+
+def _native_callable(cg, ctx, value, expr: str, options) -> str:
+    """What the entry calls for a callee a break runs natively: a user function's compiled copy (so the callee is
+    captured on its own), else the callee itself."""
+    from jitcore.capture.values.function import UserFunctionValue, UserMethodValue
+    from jitcore.capture.values.module import ModuleValue
+    from jitcore.runtime.registry import is_disabled
+    from jitcore.runtime.resume_fns import compiled_callee
+    if isinstance(value, UserFunctionValue) and not is_disabled(value.fn):
+        return cg.constant_object(compiled_callee(value.fn, options), "callee")
+    if isinstance(value, UserMethodValue) and not is_disabled(value.fn):
+        compiled = cg.constant_object(compiled_callee(value.fn, options), "callee")
+        method = cg.constant_object(types.MethodType, "MethodType")
+        return f"{method}({compiled}, {cg.load(value.self_value)})"
+    if isinstance(value, ModuleValue) and value.source is not None and _hookless(value.module):
+        forward = getattr(type(value.module), "forward", None)
+        if isinstance(forward, types.FunctionType) and not is_disabled(forward) \
+                and "forward" not in value.module.__dict__:
+            value.guard_no_hooks(ctx)
+            compiled = cg.constant_object(compiled_callee(forward, options), "callee")
+            return f"{cg.constant_object(types.MethodType, 'MethodType')}({compiled}, {expr})"
+    return expr
+
+
+def _hookless(module) -> bool:
+    from torch.nn.modules import module as impl
+    d = module.__dict__
+    return not any(d.get(n) for n in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
+                                      "_backward_pre_hooks")) and not any(
+        getattr(impl, n, None) for n in ("_global_forward_hooks", "_global_forward_pre_hooks",
+                                         "_global_backward_hooks", "_global_backward_pre_hooks"))

@@ -22,7 +22,7 @@ __all__ = ["compiled_function", "Interceptor", "INTERCEPTOR", "ALL_CACHES"]
 ALL_CACHES: "weakref.WeakSet[FrameCache]" = weakref.WeakSet()
 
 
-def _new_cache(code, fn_globals, options, original=None) -> FrameCache:
+def new_cache(code, fn_globals, options, original=None) -> FrameCache:
     cache = FrameCache(code, fn_globals, options, original)
     ALL_CACHES.add(cache)
     return cache
@@ -45,7 +45,7 @@ def compiled_function(fn, options):
 
     Whatever the cache declines runs through fn itself, with fn's current defaults and code (Dispatcher).
     """
-    cache = _new_cache(fn.__code__, fn.__globals__, options, original=fn)
+    cache = new_cache(fn.__code__, fn.__globals__, options, original=fn)
     new = _function_with_code(fn, build_prologue_code(fn.__code__, cache.dispatch))
     new.__defaults__, new.__kwdefaults__ = cache.dispatcher.copy_defaults()
     new._jitcore_cache = cache
@@ -106,7 +106,7 @@ class Interceptor:
         key = (code, options)
         found = self._prologues.get(key)
         if found is None:
-            cache = _new_cache(code, fn_globals, options)
+            cache = new_cache(code, fn_globals, options)
             found = (cache, build_prologue_code(code, cache.dispatch))
             self._prologues[key] = found
         return found

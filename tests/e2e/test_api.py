@@ -1,4 +1,5 @@
 """Public API behaviours beyond plain capture: disable, allow_in_graph, fullgraph, explain, fallbacks, strict."""
+import operator
 import os
 import shutil
 import subprocess
@@ -21,22 +22,28 @@ def _printing(x):
     return y * 2
 
 
-def test_unsupported_call_falls_back_to_native_with_eager_output(counting, capsys):
+def test_unsupported_call_splits_the_frame_around_the_call(counting, capsys):
+    """The print runs natively between a prefix graph (x + 1) and the resume function's graph (y * 2)."""
     compiled = jit.compile(_printing, backend=counting)
     x = torch.randn(3)
     out = compiled(x)
     torch.testing.assert_close(out, (x + 1) * 2)
     assert capsys.readouterr().out == "inside\n"
-    assert counting.graph_count == 0
+    assert counting.graph_count == 2
+    torch.testing.assert_close(compiled(x), (x + 1) * 2)
+    assert capsys.readouterr().out == "inside\n"
+    assert counting.graph_count == 2
 
 
-def test_fallback_is_reported_once_and_not_recaptured(counting):
+def test_break_is_reported_once_and_not_recaptured(counting):
     from jitcore.runtime.cache import STATS
     compiled = jit.compile(_printing, backend=counting)
     x = torch.randn(3)
+    compiled(x)
+    captures = STATS.captures
     for _ in range(3):
         compiled(x)
-    assert STATS.captures == 1
+    assert STATS.captures == captures == 2  # the frame and its resume function
     breaks = [message for topic, message in EVENTS if topic == "breaks"]
     assert len(breaks) == 1
     assert "print" in breaks[0] and "test_api.py" in breaks[0]
@@ -63,7 +70,9 @@ def test_disabled_helper_makes_caller_run_natively(counting):
 
     x = torch.randn(2)
     torch.testing.assert_close(jit.compile(f, backend=counting)(x), x * 3 + 1)
-    assert counting.graph_count == 0
+    # helper runs natively (its multiplication is in no graph); the rest is the resume function's graph
+    assert counting.graph_count == 1
+    assert [n.target for n in counting.graphs[0].graph.nodes if n.op == "call_function"] == [operator.add]
 
 
 def test_disabled_function_compiled_directly_runs_natively(counting):

@@ -51,7 +51,7 @@ def get_iter(state, inst, iterable):
 @opcode("FOR_ITER", signature="iter -- iter, next", edits_stack=True)
 def for_iter(state, inst):
     """Exhausted: pop the iterator and jump past the END_FOR at the target (3.12 bytecodes.c FOR_ITER)."""
-    item = state.stack[-1].next_item()
+    item = state.stack[-1].next_item(state)
     if item is None:
         state.stack.pop()
         state.jump(inst)

@@ -56,6 +56,10 @@ class Value:
         """All items, for unrolling a loop or unpacking."""
         raise GraphBreak("unsupported_value", f"iterating a {self.kind_name}")
 
+    def next_item(self, state):
+        """The next item of an iterator, or None when it is exhausted (FOR_ITER, next())."""
+        raise GraphBreak("unsupported_value", f"advancing a {self.kind_name} (its items are not known)")
+
     def getattr(self, state, name: str) -> "Value":
         raise GraphBreak("unsupported_value", f"attribute {name!r} of a {self.kind_name}")
 
@@ -97,10 +101,14 @@ class Value:
         raise GraphBreak("unsupported_value", f"passing a {self.kind_name} to a tensor operation")
 
     def reconstruct(self, codegen) -> str:
-        """A Python expression that rebuilds this value after the graph ran (the source, if nothing else)."""
+        """A Python expression that rebuilds this value after the graph ran (the source, if nothing else, or the
+        very object when jitcore knows it and it was not made while tracing)."""
         if self.source is not None:
             return self.source.emit(codegen)
-        raise GraphBreak("unsupported_output", f"returning a {self.kind_name} made inside the function")
+        identity = getattr(self, "identity", None)
+        if identity is not None and identity() is not None:
+            return codegen.constant_object(identity(), "obj")
+        raise GraphBreak("unsupported_output", f"rebuilding a {self.kind_name} made inside the function")
 
     def __repr__(self):
         return f"{type(self).__name__}({self.source.user_name if self.source else ''})"
@@ -122,6 +130,12 @@ class MethodCallValue(Value):
 
     def call(self, state, args, kwargs):
         return self.obj.call_method(state, self.name, args, kwargs)
+
+    def children(self):
+        return [self.obj]
+
+    def reconstruct(self, codegen):
+        return f"{codegen.load(self.obj)}.{self.name}"
 
 
 class NullValue(Value):

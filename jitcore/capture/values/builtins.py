@@ -322,9 +322,7 @@ def _iter(state, obj):
 
 @_rule(next)
 def _next(state, it, *default):
-    if not isinstance(it, IteratorValue):
-        return NotImplemented
-    item = it.next_item()
+    item = it.next_item(state)
     if item is None:
         if default:
             return default[0]

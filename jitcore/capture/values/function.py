@@ -91,6 +91,27 @@ class NestedFunctionValue(Value):
     def call(self, state, args, kwargs):
         return state.inline_nested(self, args, kwargs)
 
+    def children(self):
+        return [*self.defaults, *self.kwdefaults.values()]
+
+    def reconstruct(self, codegen):
+        if self.closure:
+            raise GraphBreak("unsupported_output", "rebuilding a closure made inside the function")
+        make = codegen.constant_object(types.FunctionType, "FunctionType")
+        defaults = "(" + "".join(f"{codegen.load(v)}, " for v in self.defaults) + ")"
+        fn = (f"{make}({codegen.constant_object(self.code, 'code')}, {codegen.globals_name()}, "
+              f"{self.code.co_name!r}, {defaults})")
+        if self.kwdefaults:
+            setter = codegen.constant_object(_with_kwdefaults, "with_kwdefaults")
+            body = "".join(f"{k!r}: {codegen.load(v)}, " for k, v in self.kwdefaults.items())
+            fn = f"{setter}({fn}, {{{body}}})"
+        return fn
+
+
+def _with_kwdefaults(fn, kwdefaults):
+    fn.__kwdefaults__ = kwdefaults
+    return fn
+
 
 class UserMethodValue(Value):
     """A Python function bound to a value (a module's or user object's method): inlined with self first."""
@@ -116,6 +137,13 @@ class UserMethodValue(Value):
 
     def call(self, state, args, kwargs):
         return state.inline_call(self.fn, [self.self_value, *args], kwargs)
+
+    def children(self):
+        return [self.self_value]
+
+    def reconstruct(self, codegen):
+        method = codegen.constant_object(types.MethodType, "MethodType")
+        return f"{method}({codegen.constant_object(self.fn, 'fn')}, {codegen.load(self.self_value)})"
 
 
 class TorchFunctionValue(Value):
@@ -184,6 +212,16 @@ class PartialValue(Value):
 
     def call(self, state, args, kwargs):
         return self.fn.call(state, [*self.args, *args], {**self.keywords, **kwargs})
+
+    def children(self):
+        return [self.fn, *self.args, *self.keywords.values()]
+
+    def reconstruct(self, codegen):
+        import functools
+        partial = codegen.constant_object(functools.partial, "partial")
+        args = "".join(f", {codegen.load(v)}" for v in self.args)
+        keywords = "".join(f", {k}={codegen.load(v)}" for k, v in self.keywords.items())
+        return f"{partial}({codegen.load(self.fn)}{args}{keywords})"
 
 
 class BoundMethodValue(Value):

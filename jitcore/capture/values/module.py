@@ -73,7 +73,7 @@ class ModuleValue(Value):
 
     def call(self, state, args, kwargs):
         module = self.module
-        self._guard_no_hooks(state)
+        self.guard_no_hooks(state.ctx)
         forward = _class_lookup(type(module), "forward")
         if "forward" in module.__dict__:
             return self.getattr(state, "forward").call(state, args, kwargs)
@@ -81,7 +81,8 @@ class ModuleValue(Value):
             raise GraphBreak("unsupported_call", f"{type(module).__name__}.forward is not a Python function")
         return state.inline_call(forward, [self, *args], kwargs)
 
-    def _guard_no_hooks(self, state):
+    def guard_no_hooks(self, ctx):
+        """Break if hooks are registered; otherwise guard that they stay absent (forward is inlined without them)."""
         from guards.checks import LengthMatch
         module = self.module
         for name in _HOOK_DICTS:
@@ -89,11 +90,11 @@ class ModuleValue(Value):
             if hooks:
                 raise GraphBreak("hooks", f"{self._name()} has {name.strip('_').replace('_', ' ')}")
             if self.source is not None and hooks is not None:
-                state.ctx.guard(AttrSource(self.source, name), LengthMatch(0))
+                ctx.guard(AttrSource(self.source, name), LengthMatch(0))
         for name in _GLOBAL_HOOKS:
             if getattr(_module_impl, name, None):
                 raise GraphBreak("hooks", "global module hooks are registered")
-        state.ctx.guard_global_module_hooks()
+        ctx.guard_global_module_hooks()
 
     # -- containers (Sequential, ModuleList, ModuleDict) ------------------------------------------------------
     def _items(self):

@@ -274,7 +274,7 @@ class IteratorValue(Value):
     def python_type(self):
         return self.iter_type or type(iter(()))
 
-    def next_item(self):
+    def next_item(self, state=None):
         """The next item, or None when exhausted."""
         if self.position >= len(self.items):
             return None
@@ -289,3 +289,11 @@ class IteratorValue(Value):
 
     def truth(self, state):
         return True
+
+    def children(self):
+        return self.items[self.position:]
+
+    def reconstruct(self, codegen):
+        """The items not consumed yet, as a fresh iterator (a break inside a loop passes the loop on)."""
+        rest = "".join(f"{codegen.load(v)}, " for v in self.items[self.position:])
+        return f"iter(({rest}))"

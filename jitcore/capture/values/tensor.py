@@ -146,6 +146,12 @@ class TensorMethodValue(Value):
     def python_type(self):
         return type(getattr(torch.Tensor, self.name))
 
+    def children(self):
+        return [self.tensor]
+
+    def reconstruct(self, codegen):
+        return f"{codegen.load(self.tensor)}.{self.name}"
+
     def call(self, state, args, kwargs):
         if self.name in _METADATA:
             fake_a = fake_args(state, args)

@@ -1,0 +1,106 @@
+"""Resume functions: new code objects that continue a frame at an instruction, given its stack and live locals.
+
+`resume_code(code, target, kinds, names)` returns the original body with a prologue in front:
+`[COPY_FREE_VARS] RESUME 0; LOAD_FAST ___stack_i | PUSH_NULL ...; JUMP_FORWARD target`. Its parameters are the
+non-NULL stack slots (`___stack0`, ...) and then the live locals by their own names. The body keeps the original
+exception table, so a with/try region around the target still catches what the resumed code raises.
+Note [Resume pitfalls] (DESIGN §4, research/runtime.md Q3): jumping into a try region makes `bytecode` write
+depth 32768 into the exception table, so the original depths are copied back and exception depths are not
+recomputed; `LOAD_FAST` of an unset local crashes 3.12, so every load becomes `LOAD_FAST_CHECK`; the original
+RESUME/MAKE_CELL/COPY_FREE_VARS become NOPs. `OFFSETS` maps a resume code's instruction offsets back to the
+original's, so a break inside a resume function resumes the *original* code again (one cache per target).
+"""
+from __future__ import annotations
+
+import dis
+
+from bytecode import Bytecode, Instr, Label, TryBegin, CompilerFlags
+
+__all__ = ["resume_code", "resume_origin", "real_offset"]
+
+_CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
+
+#: resume code -> (original code, {resume offset: original offset})
+OFFSETS: dict = {}
+
+
+def _real(code):
+    return [i for i in dis.get_instructions(code) if i.opname not in ("EXTENDED_ARG", "CACHE")]
+
+
+def real_offset(code, offset: int) -> int:
+    """The offset of the instruction that starts at `offset`, skipping EXTENDED_ARG prefixes."""
+    for inst in dis.get_instructions(code):
+        if inst.offset >= offset and inst.opname != "EXTENDED_ARG":
+            return inst.offset
+    raise ValueError(f"no instruction at or after offset {offset} in {code.co_qualname}")
+
+
+def resume_origin(code):
+    """(original code, offset map) for a resume code, or (code, None) for an original one."""
+    return OFFSETS.get(code, (code, None))
+
+
+def resume_code(code, target: int, kinds: tuple, names: tuple, label: str):
+    """The resume code continuing `code` at offset `target`; kinds[i] is "null" or "value" per stack slot."""
+    target = real_offset(code, target)
+    src = Bytecode.from_code(code)
+    real = _real(code)
+    instrs = [x for x in src if isinstance(x, Instr)]
+    if len(real) != len(instrs) or any(r.opname != i.name for r, i in zip(real, instrs)):
+        raise ValueError(f"bytecode and dis disagree on {code.co_qualname}")
+    offset_of = {id(i): r.offset for r, i in zip(real, instrs)}
+    # from_code leaves every TryBegin at depth 0; restore the depths of the (start-ordered) table entries
+    tries = [x for x in src if isinstance(x, TryBegin)]
+    table = sorted(dis._parse_exception_table(code), key=lambda e: e.start)
+    if len(tries) != len(table):
+        raise ValueError(f"exception table of {code.co_qualname} does not match its try blocks")
+    for begin, entry in zip(tries, table):
+        begin.stack_depth = entry.depth
+
+    stack_names = tuple(f"___stack{i}" for i, kind in enumerate(k for k in kinds if k == "value"))
+    line = code.co_firstlineno
+    jump_to = Label()
+    prologue = []
+    if code.co_freevars:
+        prologue.append(Instr("COPY_FREE_VARS", len(code.co_freevars), lineno=line))
+    prologue.append(Instr("RESUME", 0, lineno=line))
+    values = iter(stack_names)
+    for kind in kinds:
+        prologue.append(Instr("PUSH_NULL", lineno=line) if kind == "null"
+                        else Instr("LOAD_FAST", next(values), lineno=line))
+    prologue.append(Instr("JUMP_FORWARD", jump_to, lineno=line))
+
+    body = []
+    found = False
+    for item in src:
+        if isinstance(item, Instr):
+            if offset_of[id(item)] == target:
+                body.append(jump_to)
+                found = True
+            if item.name in ("RESUME", "MAKE_CELL", "COPY_FREE_VARS"):
+                item = Instr("NOP", location=item.location)
+            elif item.name == "LOAD_FAST":
+                item = Instr("LOAD_FAST_CHECK", item.arg, location=item.location)
+        body.append(item)
+    if not found:
+        raise ValueError(f"offset {target} is not an instruction of {code.co_qualname}")
+
+    out = Bytecode()
+    out.name = label
+    out.qualname = label
+    out.filename = code.co_filename
+    out.first_lineno = code.co_firstlineno
+    out.argnames = [*stack_names, *names]
+    out.argcount = len(out.argnames)
+    out.posonlyargcount = 0
+    out.kwonlyargcount = 0
+    out.flags = CompilerFlags(code.co_flags & ~(_CO_VARARGS | _CO_VARKEYWORDS))
+    out.cellvars = list(code.co_cellvars)
+    out.freevars = list(code.co_freevars)
+    out.extend(prologue + body)
+    new = out.to_code(stacksize=max(code.co_stacksize, len(kinds) + 1), compute_exception_stack_depths=False)
+
+    new_real = _real(new)[len(prologue):]
+    OFFSETS[new] = (code, {r.offset: o.offset for r, o in zip(new_real, real)})
+    return new
