@@ -53,23 +53,31 @@ class GuardFunction:
         Slow path for reports: it evaluates each check on its own, so it also lists failures that the
         generated function never reaches after the first one.
         """
+        return [f"{user_name}: {why}" for _, user_name, _, _, why in self.failed_checks(args, cells)]
+
+    def failed_checks(self, args: tuple, cells: tuple | None) -> list[tuple]:
+        """Every failing check as `(path, user_name, check, value read, explanation)`, in run order (slow path).
+
+        `value read` is None for root checks and for paths that could not be read.
+        """
         read = _Reader(self, args, cells)
-        messages = []
+        failed = []
         for node, check, user_name in self._plan:
             if node.parent is None:
                 value = None  # a root check reads the global state itself
             else:
                 value, error = read(node)
                 if error is not None:
-                    messages.append(f"{user_name}: could not be read ({type(error).__name__}: {error})")
+                    failed.append((node.path, user_name, check, None,
+                                   f"could not be read ({type(error).__name__}: {error})"))
                     continue
             try:
                 why = check.explain(value)
             except Exception as error:  # a hostile __eq__ or __len__ fails the generated check the same way
                 why = f"could not be checked ({type(error).__name__}: {error})"
             if why is not None:
-                messages.append(f"{user_name}: {why}")
-        return messages
+                failed.append((node.path, user_name, check, value, why))
+        return failed
 
 
 class _Reader:

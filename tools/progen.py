@@ -197,6 +197,8 @@ class GenState:
         self.scopes: list[dict] = [{}]
         self.hidden: set[str] = set()
         self.params: set[str] = set()
+        #: names that closures and lambdas read: never rebound (a later call would see the new value).
+        self.captured: set[str] = set()
 
     # variables
 
@@ -366,7 +368,11 @@ def int_expr(g: GenState, plain: bool = False) -> Expr | None:
              (f"{a.code} - {c}", lo - c, hi - c, False), (f"{a.code} // 2", lo // 2, hi // 2, False),
              (f"{a.code} % 3", 0, 2, False), (f"max({a.code}, {c})", max(lo, c), max(hi, c), True),
              (f"min({a.code}, {c})", min(lo, c), min(hi, c), True),
-             (f"abs({a.code} - {c})", 0, max(abs(lo - c), abs(hi - c)), True)]
+             (f"abs({a.code} - {c})", 0, max(abs(lo - c), abs(hi - c)), True),
+             (f"-{a.wrapped()}", -hi, -lo, False)]
+    if lo >= 0:
+        forms += [(f"{a.wrapped()} ** 2", lo * lo, hi * hi, False), (f"{a.wrapped()} & 3", 0, min(hi, 3), False),
+                  (f"{a.wrapped()} | 1", lo, hi + 1, False), (f"{a.wrapped()} << 1", 2 * lo, 2 * hi, False)]
     code, lo, hi, atomic = g.rng.choice(forms)
     return Expr(code, IntType(min(lo, hi), max(lo, hi)), atomic)
 
@@ -389,8 +395,11 @@ def _scalar_bound(e: Expr) -> float:
 
 
 def _int_cond(g: GenState) -> str | None:
-    """A condition on Python ints (or bool flags) that are not constants."""
+    """A condition on Python ints, bools or dict keys that are not constants."""
     bools = [n for n, _ in g.visible(BoolType)]
+    for n, k in g.visible(DictType):
+        key = g.rng.choice([k.items[0][0], "missing"])
+        bools.append(g.rng.choice([f"{key!r} in {n}", f"{key!r} not in {n}"]))
     e = int_expr(g)
     if e is None or (bools and g.rng.random() < 0.25):
         return g.rng.choice(["{}", "not {}"]).format(g.rng.choice(bools)) if bools else None
@@ -407,9 +416,11 @@ def _int_cond(g: GenState) -> str | None:
 def leaf(g: GenState, shape: tuple | None = None) -> Expr | None:
     """A tensor the program holds: a variable, or an item of a sequence or dict; of `shape` if given."""
     options = [Expr(n, k) for n, k in g.visible(TensorType) if shape is None or k.shape == shape]
+    ints = g.visible(IntType)
     for n, k in g.visible(SeqType):
         if k.min_len >= 1 and (shape is None or k.item.shape == shape):
             options.append(Expr(f"{n}[{g.rng.choice([0, -1])}]", k.item))
+            options += [Expr(f"{n}[{i}]", k.item) for i, ik in ints if -k.min_len <= ik.lo <= ik.hi < k.min_len]
     for n, k in g.visible(DictType):
         for key, item in k.items:
             if shape is None or item.shape == shape:
@@ -512,6 +523,8 @@ def tensor_expr(g: GenState, depth: int) -> Expr:
 
 @_expression("tensor_ops", 4)
 def _tensor_ops_expr(g: GenState, depth: int) -> Expr | None:
+    if g.rng.random() < 0.08:
+        return _factory(g)
     a = tensor_expr(g, depth - 1)
     choice = g.rng.random()
     if choice < 0.35:
@@ -520,6 +533,24 @@ def _tensor_ops_expr(g: GenState, depth: int) -> Expr | None:
         return _with_scalar(g, a)
     b = leaf(g) if g.rng.random() < 0.5 else tensor_expr(g, depth - 1)
     return _binary(g, a, b)
+
+
+def _factory(g: GenState) -> Expr:
+    """A new tensor whose shape comes from the program's tensors or ints: zeros_like, full, arange, eye, ..."""
+    v = leaf(g)
+    shape, w, s = v.type.shape, v.wrapped(), scalar_expr(g)
+    forms = [(f"torch.zeros_like({v.code})", shape, 0.0), (f"torch.full_like({v.code}, {s.code})", shape,
+                                                            _scalar_bound(s)),
+             (f"{w}.new_ones({w}.shape)", shape, 1.0), (f"torch.ones({w}.shape)", shape, 1.0)]
+    if shape:
+        dims = ", ".join(f"{w}.shape[{i}]" for i in range(len(shape)))
+        forms += [(f"torch.zeros({dims})", shape, 0.0), (f"torch.arange({w}.shape[-1], dtype=torch.float32)",
+                                                         shape[-1:], float(shape[-1])),
+                  (f"torch.linspace(-1.0, 1.0, {w}.size(0))", shape[:1], 1.0)]
+    if len(shape) == 2 and shape[0] == shape[1]:
+        forms.append((f"torch.eye({w}.shape[0])", shape, 1.0))
+    code, out, mag = g.rng.choice(forms)
+    return Expr(code, TensorType(out, mag))
 
 
 @_expression("reduce", 1)
@@ -600,6 +631,11 @@ def _indexing_expr(g: GenState, depth: int) -> Expr | None:
     ints = _int_atoms(g) if g.has("python_arith") else []
     if ints:
         forms.append((f"{w}[{rng.choice(ints).wrapped()} % {d0}]", shape[1:]))
+    for i, k in g.visible(IntType):
+        if -d0 <= k.lo <= k.hi < d0:
+            forms.append((f"{w}[{i}]", shape[1:]))
+        if k.lo == k.hi and 0 <= k.lo < d0:
+            forms.append((f"{w}[{i}:]", (d0 - k.lo,) + shape[1:]))
     code, out = rng.choice(forms)
     return Expr(code, TensorType(tuple(out), a.type.mag))
 
@@ -676,10 +712,32 @@ for _feature in sorted(EXPRESSION_MAKERS):
 
 @statement("python_arith", 1)
 def _python_arith(g: GenState) -> bool:
+    rng = g.rng
+    choice = rng.random()
+    shaped = [(n, k) for n, k in g.visible(TensorType) if 1 <= len(k.shape)]
+    if choice < 0.15 and shaped:
+        n, k = rng.choice(shaped)
+        names = [g.fresh("k") for _ in k.shape]
+        g.emit(f"{', '.join(names)}{',' if len(names) == 1 else ''} = {n}.shape")
+        for name, size in zip(names, k.shape):
+            g.define(name, IntType(size, size))
+        return True
+    if choice < 0.25 and shaped:
+        n, k = rng.choice(shaped)
+        code, value = rng.choice([(f"{n}.numel()", _numel(k.shape)), (f"{n}.dim()", len(k.shape)),
+                                  (f"len({n}.shape)", len(k.shape))])
+        assign(g, "k", Expr(code, IntType(value, value)))
+        return True
+    if choice < 0.35:
+        cond = _int_cond(g)
+        if cond is None:
+            return False
+        assign(g, "ok", Expr(cond, BoolType(), False))
+        return True
     e = int_expr(g)
     if e is None:
         return False
-    if g.rng.random() < 0.5:
+    if rng.random() < 0.5:
         assign(g, "k", e)
         return True
     b = _scalar_bound(e)
@@ -799,11 +857,13 @@ def _loop_cond(g: GenState, var: str, kind: IntType) -> str:
 
 
 def _loop(g: GenState, header: str, bindings: dict, count: tuple, index: str | None = None,
-          first_lines: tuple = (), force_jump: bool = False) -> None:
+          first_lines: tuple = (), force_jump: bool = False, final_break: str | None = None) -> None:
     """A loop whose body updates accumulators made just before it; `count` bounds its iterations.
 
     The accumulators are hidden from the body's own statements, and every update adds a bounded term, so after
     the loop an accumulator's bound is its start plus `count[1]` terms (Note [What the generator knows]).
+    `final_break` ends the body with `if final_break: break` (a `while True:` loop); it rules out `continue`.
+    Sometimes the loop gets an `else:` clause, which adds one more term.
     """
     rng = g.rng
     shape = leaf(g).type.shape
@@ -823,6 +883,8 @@ def _loop(g: GenState, header: str, bindings: dict, count: tuple, index: str | N
         skip, stop = (jump_cond, None) if rng.random() < 0.5 else (None, jump_cond)
         if rng.random() < 0.3:
             skip, stop = _loop_cond(g, probe_var, probe_kind), _loop_cond(g, probe_var, probe_kind)
+        if final_break:
+            skip = None
     g.hidden |= {acc} | ({outs} if outs else set()) | ({counter} if counter else set())
     term = out_item = None
     with g.block(header, bindings):
@@ -847,10 +909,21 @@ def _loop(g: GenState, header: str, bindings: dict, count: tuple, index: str | N
         if stop:
             with g.block(f"if {stop}:"):
                 g.emit("break")
+        if final_break:
+            with g.block(f"if {final_break}:"):
+                g.emit("break")
     g.hidden -= {acc, outs, counter}
     lo = 0 if skip else (min(count[0], 1) if stop else count[0])
     lo, hi = max(lo, 0), max(count[1], 0)
     g.update(acc, TensorType(shape, start.type.mag + hi * term.type.mag))
+    if rng.random() < 0.2:
+        hidden = g.hidden
+        g.hidden = hidden | set(bindings)  # a while counter's type outside the loop is only known further on
+        with g.block("else:"):
+            extra = _bounded(shaped_expr(g, shape, 1))
+            g.emit(f"{acc} = {acc} + {extra.code}")
+        g.hidden = hidden
+        g.update(acc, TensorType(shape, start.type.mag + hi * term.type.mag + extra.type.mag))
     if outs:
         g.define(outs, SeqType(out_item.type, lo, hi))
     if counter:
@@ -891,8 +964,21 @@ def _range_header(g: GenState) -> tuple[str, IntType, tuple]:
 
 
 def _sequences(g: GenState) -> list[tuple[str, SeqType]]:
-    """Iterable sequences: sequence variables, or a new tuple display of same-shaped tensors."""
+    """What a loop may iterate: sequence variables, a tensor's rows, a dict's values, or a new tuple display.
+
+    Kind "iter" marks an iterable that is not a sequence (dict values): it cannot be sliced.
+    """
+    rng = g.rng
     seqs = list(g.visible(SeqType))
+    rows = [(n, k) for n, k in g.visible(TensorType) if k.shape and k.shape[0] <= 5]
+    if rows and rng.random() < 0.3:
+        n, k = rng.choice(rows)
+        code = rng.choice([n, n, f"{n}.unbind(0)"])
+        seqs.append((code, SeqType(TensorType(k.shape[1:], k.mag), k.shape[0], k.shape[0], "tuple")))
+    for n, k in g.visible(DictType):
+        if len({item.shape for _, item in k.items}) == 1 and rng.random() < 0.5:
+            top = TensorType(k.items[0][1].shape, max(item.mag for _, item in k.items))
+            seqs.append((f"{n}.values()", SeqType(top, len(k.items), len(k.items), "iter")))
     if not seqs or g.rng.random() < 0.25:
         first = leaf(g)
         items = [first] + [shaped_expr(g, first.type.shape, 0) for _ in range(g.rng.randint(1, 2))]
@@ -916,9 +1002,22 @@ def _for_range(g: GenState, force_jump: bool = False) -> bool:
 def _for_list(g: GenState, force_jump: bool = False) -> bool:
     if not g.can_nest(8):
         return False
-    name, kind = g.rng.choice(_sequences(g))
+    rng = g.rng
+    dicts = [(n, k) for n, k in g.visible(DictType) if len({item.shape for _, item in k.items}) == 1]
+    if dicts and rng.random() < 0.25:
+        name, kind = rng.choice(dicts)
+        key, value = g.fresh("key"), g.fresh("item")
+        top = TensorType(kind.items[0][1].shape, max(item.mag for _, item in kind.items))
+        count = (len(kind.items), len(kind.items))
+        if rng.random() < 0.5:
+            _loop(g, f"for {key}, {value} in {name}.items():", {value: top}, count, force_jump=force_jump)
+        else:
+            _loop(g, f"for {key} in {name}:", {value: top}, count, first_lines=(f"{value} = {name}[{key}]",),
+                  force_jump=force_jump)
+        return True
+    name, kind = rng.choice(_sequences(g))
     item = g.fresh("item")
-    if kind.max_len >= 2 and g.rng.random() < 0.3:
+    if kind.max_len >= 2 and kind.kind != "iter" and rng.random() < 0.3:
         name = f"{name}[1:]"
         kind = SeqType(kind.item, max(kind.min_len - 1, 0), kind.max_len - 1)
     _loop(g, f"for {item} in {name}:", {item: kind.item}, (kind.min_len, kind.max_len), force_jump=force_jump)
@@ -946,12 +1045,21 @@ def _for_zip(g: GenState, force_jump: bool = False) -> bool:
 def _for_enumerate(g: GenState, force_jump: bool = False) -> bool:
     if not g.can_nest(8):
         return False
-    name, kind = g.rng.choice(_sequences(g))
-    index, item = g.fresh("i"), g.fresh("item")
+    seqs = _sequences(g)
+    (name, kind), (other, okind) = g.rng.choice(seqs), g.rng.choice(seqs)
+    index, item, second = g.fresh("i"), g.fresh("item"), g.fresh("item")
     start = g.rng.choice([0, 0, 1])
-    header = f"for {index}, {item} in enumerate({name}{', 1' if start else ''}):"
-    _loop(g, header, {index: IntType(start, start + max(kind.max_len - 1, 0)), item: kind.item},
-          (kind.min_len, kind.max_len), index, force_jump=force_jump)
+    bindings = {item: kind.item}
+    if g.rng.random() < 0.3:
+        # enumerate(zip(...)) with a nested unpacking target
+        kind = SeqType(kind.item, min(kind.min_len, okind.min_len), min(kind.max_len, okind.max_len))
+        target, iterable = f"{index}, ({item}, {second})", f"zip({name}, {other})"
+        bindings[second] = okind.item
+    else:
+        target, iterable = f"{index}, {item}", name
+    header = f"for {target} in enumerate({iterable}{', 1' if start else ''}):"
+    bindings[index] = IntType(start, start + max(kind.max_len - 1, 0))
+    _loop(g, header, bindings, (kind.min_len, kind.max_len), index, force_jump=force_jump)
     return True
 
 
@@ -980,14 +1088,18 @@ def _while(g: GenState, force_jump: bool = False) -> bool:
     counter = g.fresh("j")
     limit = int_expr(g)
     if limit is None or limit.type.hi > 5 or g.rng.random() < 0.3:
-        limit = Expr(str(g.rng.randint(1, 4)), IntType(1, 1))
-        limit = Expr(limit.code, IntType(int(limit.code), int(limit.code)))
+        value = g.rng.randint(1, 4)
+        limit = Expr(str(value), IntType(value, value))
     hi = max(limit.type.hi, 0)
     g.emit(f"{counter} = 0")
     g.define(counter, IntType(0, 0))
     count = (max(limit.type.lo, 0), hi)
-    _loop(g, f"while {counter} < {limit.code}:", {counter: IntType(1, max(hi, 1))}, count, counter,
-          first_lines=(f"{counter} += 1",), force_jump=force_jump)
+    if limit.type.lo >= 1 and g.rng.random() < 0.25:
+        header, final_break = "while True:", f"{counter} >= {limit.code}"
+    else:
+        header, final_break = f"while {counter} < {limit.code}:", None
+    _loop(g, header, {counter: IntType(1, max(hi, 1))}, count, counter, first_lines=(f"{counter} += 1",),
+          force_jump=force_jump, final_break=final_break)
     g.update(counter, IntType(0, hi))
     return True
 
@@ -1045,6 +1157,22 @@ def _list_build(g: GenState) -> bool:
         assign(g, "ls" if out.kind == "list" else "tp", Expr(code, out))
         return True
     first = _bounded(tensor_expr(g, 1))
+    shape = first.type.shape
+    if shape and rng.random() < 0.25:
+        # a tuple of tensors made by an op: unbind, chunk, split
+        d = rng.randrange(len(shape))
+        size, rest = shape[d], shape[:d] + shape[d + 1:]
+        forms = [(f"{first.wrapped()}.unbind({d})", size, rest)]
+        for parts in (2, 3):
+            if size % parts == 0 and size > parts:
+                piece = shape[:d] + (size // parts,) + shape[d + 1:]
+                forms += [(f"{first.wrapped()}.chunk({parts}, {d})", parts, piece),
+                          (f"torch.split({first.code}, {size // parts}, dim={d})", parts, piece)]
+        code, count, item = rng.choice(forms)
+        if count > 5 or not _fits(TensorType(item, 1.0)):
+            return False
+        assign(g, "tp", Expr(code, SeqType(TensorType(item, first.type.mag), count, count, "tuple")))
+        return True
     items = [first] + [_bounded(shaped_expr(g, first.type.shape, 1)) for _ in range(rng.randint(1, 2))]
     kind = SeqType(TensorType(first.type.shape, max(e.type.mag for e in items)), len(items), len(items),
                    rng.choice(["list", "list", "tuple"]))
@@ -1064,7 +1192,16 @@ def _tuple_unpack(g: GenState) -> bool:
         for target in targets:
             g.define(target, kind.item)
         return True
-    own = [(n, k) for n, k in g.own(TensorType)]
+    rows = [e for e in (leaf(g) for _ in range(3)) if e.type.shape and 2 <= e.type.shape[0] <= 3]
+    if rows and rng.random() < 0.2:
+        # unpacking a tensor: its rows
+        e = rows[0]
+        targets = [g.fresh("t") for _ in range(e.type.shape[0])]
+        g.emit(f"{', '.join(targets)} = {e.code}")
+        for target in targets:
+            g.define(target, TensorType(e.type.shape[1:], e.type.mag))
+        return True
+    own = [(n, k) for n, k in g.own(TensorType) if n not in g.captured]
     if len(own) >= 2 and rng.random() < 0.3:
         (a, ka), (b, kb) = rng.sample(own, 2)
         g.emit(f"{a}, {b} = {b}, {a}")
@@ -1197,8 +1334,18 @@ def _comprehension_item(g: GenState, bindings: dict) -> Expr:
 
 @statement("list_comp", 1)
 def _list_comp(g: GenState) -> bool:
-    source = _comprehension_source(g)
-    header, bindings, count, index = source
+    if g.rng.random() < 0.2:
+        # two `for` clauses: every pair
+        (n1, k1), (n2, k2) = g.rng.choice(_sequences(g)), g.rng.choice(_sequences(g))
+        a, b = g.fresh("c"), g.fresh("c")
+        with g.scope({a: k1.item, b: k2.item}):
+            e = _binary(g, Expr(a, k1.item), Expr(b, k2.item)) or elementwise(g, Expr(b, k2.item), 1)
+        if not _fits(e.type):
+            return False
+        count = (k1.min_len * k2.min_len, k1.max_len * k2.max_len)
+        assign(g, "ls", Expr(f"[{e.code} for {a} in {n1} for {b} in {n2}]", SeqType(_bounded(e).type, *count)))
+        return True
+    header, bindings, count, index = _comprehension_source(g)
     e = _comprehension_item(g, bindings)
     if index and g.rng.random() < 0.4:
         cond = _loop_cond(g, index, bindings[index])
@@ -1245,14 +1392,26 @@ def _dict_comp(g: GenState) -> bool:
 @statement("genexpr_sum", 0.7)
 def _genexpr_sum(g: GenState) -> bool:
     rng = g.rng
-    if rng.random() < 0.25:
+    choice = rng.random()
+    if choice < 0.25:
         code, kind, (lo, hi) = _range_header(g)
         index = g.fresh("i")
         top = max(abs(kind.lo), abs(kind.hi)) * 2 * max(hi, 0)
-        assign(g, "k", Expr(f"sum({index} * 2 for {index} in {code})", IntType(-top, top)))
+        if rng.random() < 0.6:
+            assign(g, "k", Expr(f"sum({index} * 2 for {index} in {code})", IntType(-top, top)))
+        else:
+            cond = _loop_cond(g, index, kind)
+            assign(g, "ok", Expr(f"{rng.choice(['any', 'all'])}({cond} for {index} in {code})", BoolType()))
         return True
     header, bindings, count, _ = _comprehension_source(g)
     e = _comprehension_item(g, bindings)
+    if choice < 0.4:
+        assign(g, "tp", Expr(f"tuple({e.code} {header})", SeqType(e.type, *count, "tuple")))
+        return True
+    if choice < 0.5 and count[0] >= 1 and e.type.shape:
+        size = e.type.shape[-1] * 2
+        assign(g, "k", Expr(f"max({e.wrapped()}.shape[-1] * 2 {header})", IntType(size, size)))
+        return True
     if rng.random() < 0.5:
         e = Expr(f"{e.wrapped()}.sum()", TensorType((), e.type.mag * _numel(e.type.shape)))
     mag = e.type.mag * max(count[1], 1)
@@ -1269,69 +1428,99 @@ def _genexpr_sum(g: GenState) -> bool:
 
 @dataclasses.dataclass(frozen=True)
 class _Helper:
-    """A generated module-level function: tensor parameters by shape, int/float defaults, result types."""
+    """A generated module-level function: its tensor parameters, int/float defaults and result types.
+
+    `tensors` holds (name, type) of positional parameters; a variadic helper has none and takes `*ts` instead,
+    `varargs` = (count, item type) of the calls it was written for. Defaults are keyword-only when `kwonly`.
+    """
     name: str
     tensors: tuple      # (param name, TensorType)
     defaults: tuple     # (param name, default source, type, choices of other values)
     returns: tuple      # result types: one tensor, or two for a tuple
+    varargs: tuple | None = None
+    kwonly: bool = False
 
 
 def _define_helper(g: GenState, args: list[Expr]) -> _Helper:
     rng = g.rng
     name = g.fresh("helper")
-    tensors = tuple((p, a.type) for p, a in zip("abc", args))
+    variadic = len({a.type.shape for a in args}) == 1 and rng.random() < 0.3
+    tensors = () if variadic else tuple((p, a.type) for p, a in zip("abc", args))
+    varargs = (len(args), TensorType(args[0].type.shape, max(a.type.mag for a in args))) if variadic else None
     defaults = []
     if rng.random() < 0.6 or g.has("helper_kwargs"):
         defaults.append(("k", "2", IntType(1, 3), ("1", "3")))
     if rng.random() < 0.5:
         defaults.append(("alpha", "0.5", FloatType(1.5), ("1.5", "-0.5")))
+    kwonly = variadic or (bool(defaults) and rng.random() < 0.35)
     sub = GenState(rng, g.features, g.shared, MAX_HELPER_LINES, g.helper_depth + 1)
     for p, kind in tensors:
         sub.define(p, kind)
+    if variadic:
+        sub.define("ts", SeqType(varargs[1], len(args), len(args), "tuple"))
+        if rng.random() < 0.5:  # makers expect a tensor variable
+            sub.emit("a, *rest = ts")
+            sub.define("rest", SeqType(varargs[1], len(args) - 1, len(args) - 1))
+        else:
+            sub.emit("a = ts[0]")
+        sub.define("a", varargs[1])
     for p, _, kind, _ in defaults:
         sub.define(p, kind)
-    sub.params = {p for p, _ in tensors} | {p for p, *_ in defaults}
+    sub.params = {p for p, _ in tensors} | {p for p, *_ in defaults} | {"ts"}
     statements(sub, rng.randint(0, 2))
     results = [_bounded(tensor_expr(sub, 2))]
     if rng.random() < 0.3:
         results.append(_bounded(tensor_expr(sub, 1)))
-    signature = ", ".join([p for p, _ in tensors] + [f"{p}={d}" for p, d, *_ in defaults])
+    params = [p for p, _ in tensors] + (["*ts"] if variadic else ["*"] if kwonly and defaults else [])
+    signature = ", ".join(params + [f"{p}={d}" for p, d, *_ in defaults])
     ret = results[0].code if len(results) == 1 else ", ".join(r.code for r in results)
     g.shared.helper_sources.append("\n".join([f"def {name}({signature}):", *sub.lines, f"    return {ret}"]))
-    helper = _Helper(name, tensors, tuple(defaults), tuple(r.type for r in results))
+    helper = _Helper(name, tensors, tuple(defaults), tuple(r.type for r in results), varargs, kwonly)
     g.shared.helpers.append(helper)
     return helper
+
+
+def _helper_args(g: GenState, helper: _Helper) -> list[Expr] | None:
+    """Arguments of the shapes `helper` was written for, from what the program holds; None if some are missing."""
+    kinds = [helper.varargs[1]] * helper.varargs[0] if helper.varargs else [k for _, k in helper.tensors]
+    args = [leaf(g, kind.shape) for kind in kinds]
+    return args if all(a is not None for a in args) else None
 
 
 def _call_helper(g: GenState, keywords: bool) -> bool:
     rng = g.rng
     if g.helper_depth >= 1 or (g.room() < 2):
         return False
-    usable = []
-    for helper in g.shared.helpers:
-        args = [leaf(g, kind.shape) for _, kind in helper.tensors]
-        if all(a is not None for a in args):
-            usable.append((helper, args))
+    usable = [(h, args) for h in g.shared.helpers for args in [_helper_args(g, h)] if args]
     if usable and rng.random() < 0.4:
         helper, args = rng.choice(usable)
     else:
-        args = [_bounded(tensor_expr(g, 1)) for _ in range(rng.randint(1, 2))]
+        args = [_bounded(tensor_expr(g, 1)) for _ in range(rng.randint(1, 3 if keywords else 2))]
         helper = _define_helper(g, args)
     parts = [a.code for a in args]
-    if keywords:
+    if helper.varargs:
+        count, item = helper.varargs
+        seqs = [n for n, k in g.visible(SeqType) if k.min_len == k.max_len == count and k.item.shape == item.shape
+                and k.item.mag <= item.mag]
+        if seqs and rng.random() < 0.5:
+            parts = [f"*{rng.choice(seqs)}"]
+    elif keywords:
         cut = rng.randint(0, len(parts))
         parts = parts[:cut] + [f"{p}={a}" for (p, _), a in zip(helper.tensors[cut:], parts[cut:])]
-        for p, _, _, others in helper.defaults:
-            if rng.random() < 0.6:
-                parts.append(f"{p}={rng.choice(others)}")
+    if keywords or helper.kwonly:
+        parts += [f"{p}={rng.choice(others)}" for p, _, _, others in helper.defaults if rng.random() < 0.6]
     elif helper.defaults and rng.random() < 0.5:
         parts.append(rng.choice(helper.defaults[0][3]))
-    if keywords and len(args) >= 2 and rng.random() < 0.2:
+    if keywords and not helper.varargs and len(args) >= 2 and rng.random() < 0.2:
         call = f"{helper.name}(*({', '.join(a.code for a in args)},))"
+    elif keywords and not helper.varargs and rng.random() < 0.15:
+        names = ", ".join(f"{p!r}: {a.code}" for (p, _), a in zip(helper.tensors, args))
+        call = f"{helper.name}(**{{{names}}})"
     else:
         call = f"{helper.name}({', '.join(parts)})"
     # The helper's body bounded its results for its own argument bounds; new arguments may be larger.
-    scale = max(max(a.type.mag for a in args) / max(max(k.mag for _, k in helper.tensors), 1.0), 1.0) ** 4
+    param_mag = helper.varargs[1].mag if helper.varargs else max(k.mag for _, k in helper.tensors)
+    scale = max(max(a.type.mag for a in args) / max(param_mag, 1.0), 1.0) ** 4
     results = [TensorType(r.shape, r.mag * scale) for r in helper.returns]
     if len(results) == 1:
         assign(g, "t", _bounded(Expr(call, results[0])))
@@ -1356,18 +1545,27 @@ def _helper_kwargs(g: GenState) -> bool:
     return _call_helper(g, keywords=True)
 
 
+@dataclasses.dataclass(frozen=True)
+class FnType:
+    """A local function (closure or lambda) of one tensor of `param.shape`; `result` holds for args up to param.mag."""
+    param: TensorType
+    result: TensorType
+
+
 def _outer_term(g: GenState, shape: tuple, exclude: set) -> Expr:
     """A term read from the enclosing function that broadcasts into `shape`: what makes a closure a closure."""
     numbers = [Expr(n, k) for n, k in g.visible((IntType, FloatType)) if n not in exclude]
     tensors = [Expr(n, k) for n, k in g.visible(TensorType)
                if n not in exclude and _broadcast(shape, k.shape) == shape]
     if tensors and (not numbers or g.rng.random() < 0.6):
-        return g.rng.choice(tensors)
-    if numbers:
-        return g.rng.choice(numbers)
-    outer = [Expr(n, k) for n, k in g.visible(TensorType) if n not in exclude]
-    e = g.rng.choice(outer)
-    return Expr(f"{e.code}.mean()", TensorType((), e.type.mag))
+        e = g.rng.choice(tensors)
+    elif numbers:
+        e = g.rng.choice(numbers)
+    else:
+        outer = g.rng.choice([Expr(n, k) for n, k in g.visible(TensorType) if n not in exclude])
+        e = Expr(f"{outer.code}.mean()", TensorType((), outer.type.mag))
+    g.captured.add(e.code.split(".")[0])
+    return e
 
 
 def _combine(g: GenState, inner: Expr, outer: Expr) -> Expr:
@@ -1377,21 +1575,36 @@ def _combine(g: GenState, inner: Expr, outer: Expr) -> Expr:
     return Expr(f"{inner.wrapped()} * {outer.code}", TensorType(inner.type.shape, inner.type.mag * bound), False)
 
 
+def _call_local(g: GenState) -> bool:
+    """Call a closure or lambda made earlier (maybe in a loop now), on a tensor of the shape it was made for."""
+    calls = [(n, k, a) for n, k in g.visible(FnType) for a in [leaf(g, k.param.shape)] if a is not None]
+    if not calls:
+        return False
+    name, kind, arg = g.rng.choice(calls)
+    scale = max(arg.type.mag / max(kind.param.mag, 1.0), 1.0) ** 3
+    assign(g, "t", _bounded(Expr(f"{name}({arg.code})", TensorType(kind.result.shape, kind.result.mag * scale))))
+    return True
+
+
 @statement("closure", 0.7)
 def _closure(g: GenState) -> bool:
     rng = g.rng
+    if rng.random() < 0.3 and _call_local(g):
+        return True
     if not g.can_nest(4):
         return False
     first = leaf(g)
     shape = first.type.shape
     name, param = g.fresh("inner"), g.fresh("p")
+    param_type = TensorType(shape, INPUT_MAG)
     outer = _outer_term(g, shape, set())
-    with g.block(f"def {name}({param}):", {param: TensorType(shape, INPUT_MAG)}):
+    with g.block(f"def {name}({param}):", {param: param_type}):
         g.params.add(param)
-        body = elementwise(g, Expr(param, TensorType(shape, INPUT_MAG)), 1)
+        body = elementwise(g, Expr(param, param_type), 1)
         e = _bounded(_combine(g, body, outer))
         g.emit(f"return {e.code}")
     g.params.discard(param)
+    g.define(name, FnType(param_type, e.type))
     scale = max(first.type.mag / INPUT_MAG, 1.0) ** 3
     result = TensorType(shape, e.type.mag * scale)
     second = leaf(g, shape)
@@ -1407,6 +1620,8 @@ def _closure(g: GenState) -> bool:
 @statement("lambda", 0.7)
 def _lambda(g: GenState) -> bool:
     rng = g.rng
+    if rng.random() < 0.3 and _call_local(g):
+        return True
     first = leaf(g)
     shape, param = first.type.shape, g.fresh("p")
     with g.scope({param: first.type}):
@@ -1415,19 +1630,27 @@ def _lambda(g: GenState) -> bool:
             body = _bounded(_combine(g, body, _outer_term(g, shape, {param})))
     if not _fits(body.type):
         return False
+    numbers = [Expr(n, k) for n, k in g.visible((IntType, FloatType))]
+    params = param
+    if numbers and rng.random() < 0.3:
+        # a default argument: the number is read once, when the lambda is made
+        number, extra = rng.choice(numbers), g.fresh("c")
+        params = f"{param}, {extra}={number.code}"
+        body = Expr(f"{body.wrapped()} * {extra}", TensorType(shape, body.type.mag * _scalar_bound(number)), False)
     choice = rng.random()
     if choice < 0.45:
         fn = g.fresh("fn")
-        g.emit(f"{fn} = lambda {param}: {body.code}")
+        g.emit(f"{fn} = lambda {params}: {body.code}")
+        g.define(fn, FnType(first.type, body.type))
         assign(g, "t", Expr(f"{fn}({first.code})", body.type))
     elif choice < 0.7:
-        assign(g, "t", Expr(f"(lambda {param}: {body.code})({first.code})", body.type))
+        assign(g, "t", Expr(f"(lambda {params}: {body.code})({first.code})", body.type))
     else:
         seqs = [(n, k) for n, k in g.visible(SeqType) if k.item.shape == shape and k.item.mag <= first.type.mag]
         if not seqs:
             return False
         name, kind = rng.choice(seqs)
-        assign(g, "ls", Expr(f"list(map(lambda {param}: {body.code}, {name}))",
+        assign(g, "ls", Expr(f"list(map(lambda {params}: {body.code}, {name}))",
                              SeqType(body.type, kind.min_len, kind.max_len)))
     return True
 

@@ -5,6 +5,8 @@ fact; `wrapped` makes a source read twice give the same value (and so one placeh
 """
 from __future__ import annotations
 
+import torch
+
 from jitcore.capture.graph import GraphBuilder
 from jitcore.capture.side_effects import SideEffects
 from jitcore.capture.sources import ModuleGlobalSource
@@ -32,12 +34,15 @@ class CaptureContext:
         self.max_inline_depth = _MAX_INLINE_DEPTH
         self._hooks_guarded = False
         self._cleanups: list = []
+        self._grad_at_start = torch.is_grad_enabled()
         self.side_effects = SideEffects()
         #: (offset, visit) of the root-frame instruction to stop before (the second attempt of a capture)
         self.stop_at = None
         #: root-frame offset -> times reached, so a break inside an unrolled loop finds its iteration again
         self.visits: dict = {}
         self.count_visits = True
+        #: guard paths of ints that are graph inputs rather than constants (automatic dynamic)
+        self.dynamic_paths = frozenset()
 
     def push_cleanup(self, undo) -> None:
         """Remember how to undo a real state switch made while tracing (grad mode, autocast)."""
@@ -47,9 +52,11 @@ class CaptureContext:
         self._cleanups.pop()
 
     def run_cleanups(self) -> None:
-        """Undo, innermost first, every switch still open (capture stopped inside a region)."""
+        """Undo, innermost first, every switch still open (capture stopped inside a region), and put grad mode
+        back as it was when capture started (a traced set_grad_enabled may have changed it for good)."""
         while self._cleanups:
             self._cleanups.pop()()
+        torch._C._set_grad_enabled(self._grad_at_start)
 
     def guard(self, source, check) -> None:
         key = (source, check)

@@ -57,22 +57,24 @@ class Captured:
     break_point: BreakPoint | None = None
 
 
-def capture_frame(code, fn_globals, closure, args: dict, fn_name: str) -> Captured:
+def capture_frame(code, fn_globals, closure, args: dict, fn_name: str, dynamic_paths=frozenset()) -> Captured:
     start = time.perf_counter()
+    attempt = (code, fn_globals, closure, args, fn_name, start, dynamic_paths)
     try:
-        return _attempt(code, fn_globals, closure, args, fn_name, start, None)
+        return _attempt(*attempt, None)
     except GraphBreak as brk:
         offset = getattr(brk, "root_offset", None)
         if offset is None or code.co_cellvars:
             raise
         try:
-            return _attempt(code, fn_globals, closure, args, fn_name, start, (offset, brk.root_visit, brk))
+            return _attempt(*attempt, (offset, brk.root_visit, brk))
         except GraphBreak:
             raise brk from None
 
 
-def _attempt(code, fn_globals, closure, args, fn_name, start, stop) -> Captured:
+def _attempt(code, fn_globals, closure, args, fn_name, start, dynamic_paths, stop) -> Captured:
     ctx = CaptureContext(code, fn_globals, fn_name, closure)
+    ctx.dynamic_paths = dynamic_paths
     if stop is not None:
         ctx.stop_at = stop[:2]
         ctx.count_visits = False
@@ -102,7 +104,7 @@ def _attempt(code, fn_globals, closure, args, fn_name, start, stop) -> Captured:
     if graph.node_count:
         graph.output([tv.node for tv in outputs])
         gm = torch.fx.GraphModule(torch.nn.Module(), graph.graph)
-        by_node = {tv.node: (source, tv) for source, tv in graph.inputs.items()}
+        by_node = {value.node: (source, value) for source, value in graph.inputs.items()}
         for node in graph.graph.nodes:
             if node.op == "placeholder":
                 source, tv = by_node[node]

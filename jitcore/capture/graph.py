@@ -69,6 +69,20 @@ class GraphBuilder:
         node.meta["source"] = source.user_name
         return node, fake
 
+    def add_scalar_input(self, source, sym):
+        """A placeholder for a Python int passed as a graph input (a dynamic int)."""
+        name = _placeholder_name(source.user_name, len(self.inputs))
+        first = self._first_non_placeholder()
+        if first is None:
+            node = self.graph.placeholder(name)
+        else:
+            with self.graph.inserting_before(first):
+                node = self.graph.placeholder(name)
+        node.meta["example_value"] = sym
+        node.meta["val"] = sym
+        node.meta["source"] = source.user_name
+        return node
+
     def _first_non_placeholder(self):
         for node in self.graph.nodes:
             if node.op != "placeholder":

@@ -17,13 +17,37 @@ from jitcore.capture.values.base import NullValue
 
 __all__ = ["BreakSteps"]
 
-_JUMPS = {"POP_JUMP_IF_TRUE": "{}", "POP_JUMP_IF_FALSE": "not {}", "POP_JUMP_IF_NONE": "{} is None",
+_JUMPS = {"POP_JUMP_IF_TRUE": "bool({})", "POP_JUMP_IF_FALSE": "not {}", "POP_JUMP_IF_NONE": "{} is None",
           "POP_JUMP_IF_NOT_NONE": "{} is not None"}
 _SENTINEL = object()
 
 
-def _in_region(code, offset: int) -> bool:
-    return any(entry.start <= offset < entry.end for entry in dis._parse_exception_table(code))
+def _covering(table, offset: int):
+    for entry in table:
+        if entry.start <= offset < entry.end:
+            return entry
+    return None
+
+
+def with_levels(code, offset: int):
+    """How many with-blocks enclose `offset`, or None when a try/except/finally encloses it (or the structure is
+    not the one CPython 3.12 emits for with-blocks: a handler starting PUSH_EXC_INFO, WITH_EXCEPT_START whose
+    cleanup handler is itself covered only by enclosing with-blocks' handlers)."""
+    table = dis._parse_exception_table(code)
+    insts, index_of = instructions_of(code)
+    levels = 0
+    entry = _covering(table, offset)
+    while entry is not None:
+        index = index_of.get(entry.target)
+        if index is None or index + 1 >= len(insts) or insts[index].opname != "PUSH_EXC_INFO" \
+                or insts[index + 1].opname != "WITH_EXCEPT_START":
+            return None
+        levels += 1
+        cleanup = _covering(table, entry.target)
+        if cleanup is None:
+            return None
+        entry = _covering(table, cleanup.target)
+    return levels
 
 
 class BreakSteps:
@@ -54,30 +78,58 @@ class BreakSteps:
             else:
                 lines.append(f"___s{i} = {cg.load(value)}")
                 stack.append(f"___s{i}")
-        names = tuple(name for name in self.code.co_varnames if name in bp.locals)
+        # the resume code's own ___stack parameters are dead after its prologue: only the original's locals live on
+        names = tuple(name for name in self.original.co_varnames if name in bp.locals)
         local_exprs = []
-        for name in names:
+        for index, name in enumerate(names):
             value = bp.locals[name]
             expr = value.source.emit(cg) if not hasattr(value, "reconstruct") else cg.load(value)
-            lines.append(f"___l_{name} = {expr}")
-            local_exprs.append(f"___l_{name}")
+            lines.append(f"___l{index} = {expr}")
+            local_exprs.append(f"___l{index}")
         lines.extend(replay)
         inst = bp.inst
         opname = inst.opname
-        in_region = _in_region(self.original, self._original_offset(inst.offset))
-        if not in_region and opname == "CALL":
-            lines.extend(self._call(cg, bp, stack, names, local_exprs))
-        elif not in_region and opname == "CALL_FUNCTION_EX":
-            lines.extend(self._call_ex(cg, bp, stack, names, local_exprs))
-        elif not in_region and opname in _JUMPS:
-            lines.extend(self._jump(cg, bp, stack, names, local_exprs))
-        elif not in_region and opname == "FOR_ITER":
-            lines.extend(self._for_iter(cg, bp, stack, names, local_exprs))
+        exits = self._region_exits(bp, stack)
+        step = {"CALL": self._call, "CALL_FUNCTION_EX": self._call_ex, "FOR_ITER": self._for_iter}.get(opname)
+        if step is None and opname in _JUMPS:
+            step = self._jump
+        if step is not None and exits is not None:
+            work, tail = step(cg, bp, stack, names, local_exprs)
+            if exits:
+                # the step runs outside the frame's with-blocks: on an exception, close them as the frame would
+                lines.append("try:")
+                lines.extend("    " + line for line in work)
+                lines.append("except BaseException as ___e:")
+                for exit_expr in reversed(exits):
+                    lines.append(f"    {exit_expr}(type(___e), ___e, ___e.__traceback__)")
+                lines.append("    raise")
+            else:
+                lines.extend(work)
+            lines.extend(tail)
         else:
             if not self.has_prefix and not replay:
                 raise GraphBreak(bp.reason.kind, bp.reason.detail)
-            lines.append(self._resume_call(cg, inst.offset, stack, names, local_exprs))
+            lines.append(self._resume_call(cg, self._start_of(inst), stack, names, local_exprs))
         return lines
+
+    def _region_exits(self, bp, stack):
+        """The __exit__ expressions of the with-blocks around the break (innermost last), when the step may run
+        outside them; None when it may not (a try region, or a with-block whose context jitcore cannot rebuild).
+        """
+        levels = with_levels(self.original, self._original_offset(bp.inst.offset))
+        if levels is None:
+            return None
+        exits = [expr for value, expr in zip(bp.stack, stack)
+                 if expr is not None and getattr(getattr(value, "region", None), "reconstruct_exit", None)]
+        return exits if len(exits) == levels else None
+
+    def _start_of(self, inst) -> int:
+        """Where to resume to run `inst` again: a CALL's KW_NAMES and the CALL are one unit (DESIGN §4)."""
+        insts, index_of = instructions_of(self.code)
+        index = index_of[inst.offset]
+        if inst.opname == "CALL" and index and insts[index - 1].opname == "KW_NAMES":
+            return insts[index - 1].offset
+        return inst.offset
 
     # -- steps ------------------------------------------------------------------------------------------------
     def _resume_call(self, cg, offset, stack, names, local_exprs) -> str:
@@ -101,10 +153,9 @@ class BreakSteps:
         positional = args[:len(args) - len(kw)]
         keywords = [f"{k}={v}" for k, v in zip(kw, args[len(args) - len(kw):])]
         target = self.native_callable(cg, fn_value, fn_expr)
-        lines = [f"___res = {target}({', '.join(positional + keywords)})"]
         after = stack[:base] + ["___res"]
-        lines.append(self._resume_call(cg, self._next_offset(bp.inst), after, names, local_exprs))
-        return lines
+        return ([f"___res = {target}({', '.join(positional + keywords)})"],
+                [self._resume_call(cg, self._next_offset(bp.inst), after, names, local_exprs)])
 
     def _call_ex(self, cg, bp, stack, names, local_exprs) -> list:
         has_kwargs = bp.inst.arg & 1
@@ -113,21 +164,22 @@ class BreakSteps:
         call = f"{self.native_callable(cg, fn_value, fn_expr)}(*{stack[base + 2]}"
         call += f", **{stack[base + 3]})" if has_kwargs else ")"
         after = stack[:base] + ["___res"]
-        return [f"___res = {call}", self._resume_call(cg, self._next_offset(bp.inst), after, names, local_exprs)]
+        return [f"___res = {call}"], [self._resume_call(cg, self._next_offset(bp.inst), after, names, local_exprs)]
 
     def _jump(self, cg, bp, stack, names, local_exprs) -> list:
         test = _JUMPS[bp.inst.opname].format(stack[-1])
         rest = stack[:-1]
-        return [f"if {test}:",
-                "    " + self._resume_call(cg, bp.inst.argval, rest, names, local_exprs),
-                self._resume_call(cg, self._next_offset(bp.inst), rest, names, local_exprs)]
+        return [f"___jump = {test}"], [
+            "if ___jump:",
+            "    " + self._resume_call(cg, bp.inst.argval, rest, names, local_exprs),
+            self._resume_call(cg, self._next_offset(bp.inst), rest, names, local_exprs)]
 
     def _for_iter(self, cg, bp, stack, names, local_exprs) -> list:
         sentinel = cg.constant_object(_SENTINEL, "exhausted")
         insts, index_of = instructions_of(self.code)
         end_for = insts[index_of[bp.inst.argval]]
         after_loop = insts[index_of[end_for.offset] + 1].offset
-        return [f"___item = next({stack[-1]}, {sentinel})",
-                f"if ___item is {sentinel}:",
-                "    " + self._resume_call(cg, after_loop, stack[:-1], names, local_exprs),
-                self._resume_call(cg, self._next_offset(bp.inst), stack + ["___item"], names, local_exprs)]
+        return [f"___item = next({stack[-1]}, {sentinel})"], [
+            f"if ___item is {sentinel}:",
+            "    " + self._resume_call(cg, after_loop, stack[:-1], names, local_exprs),
+            self._resume_call(cg, self._next_offset(bp.inst), stack + ["___item"], names, local_exprs)]

@@ -6,13 +6,24 @@ source keeps it readable (`entry.source`) and costs one Python frame per call.
 """
 from __future__ import annotations
 
+import keyword
 import math
 
 from jitcore.capture.values.base import Value
 
-__all__ = ["EntryCodegen", "build_entry"]
+__all__ = ["EntryCodegen", "build_entry", "safe_names"]
 
 _LITERAL_TYPES = (int, bool, str, bytes, type(None))
+
+
+def safe_names(params) -> list:
+    """Identifiers for a frame's parameter names in generated source (co_varnames may hold any string, such as
+    pytest's `@py_assert1`, and must not collide with the `___` names jitcore generates)."""
+    out = []
+    for index, name in enumerate(params):
+        ok = name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("___")
+        out.append(name if ok else f"___arg{index}")
+    return out
 
 
 class EntryCodegen:
@@ -20,6 +31,8 @@ class EntryCodegen:
 
     def __init__(self, params: tuple, fn_globals: dict, builtins: dict):
         self.params = params
+        #: parameter name -> the identifier generated code uses for it
+        self.param_names = dict(zip(params, safe_names(params)))
         self.namespace: dict = {"___G": fn_globals, "___B": builtins}
         self._constants: dict = {}
         self._memo: dict = {}
@@ -28,7 +41,7 @@ class EntryCodegen:
 
     # -- names for sources ------------------------------------------------------------------------------------
     def local(self, name: str) -> str:
-        return name
+        return self.param_names[name]
 
     def globals_name(self) -> str:
         return "___G"
@@ -121,7 +134,7 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
             lines.append(f"    return {cg.load(captured.result)}")
     else:
         lines.extend("    " + line for line in steps.emit(cg, captured.break_point, replay))
-    signature = ", ".join([*params, "___cells"])
+    signature = ", ".join([*cg.param_names.values(), "___cells"])
     source = f"def ___entry_{_ident(name)}({signature}):\n" + "\n".join(lines) + "\n"
     exec(compile(source, f"<jitcore entry for {name}>", "exec"), cg.namespace)
     entry = cg.namespace[f"___entry_{_ident(name)}"]

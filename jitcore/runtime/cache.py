@@ -76,6 +76,8 @@ class FrameCache:
         self.name = code.co_qualname
         self.entries: list = []
         self.limit_reported = False
+        #: guard paths of ints that changed between calls: captured as graph inputs from now on
+        self.dynamic_paths: frozenset = frozenset()
         self._lock = threading.RLock()
         self.dispatcher = Dispatcher(code, self.params, self.miss, original)
 
@@ -99,10 +101,25 @@ class FrameCache:
                 return FALLTHROUGH
             if self.entries:
                 self._report_recompile(args, cells)
+                self._learn_dynamic_ints(args, cells)
             entry = self.capture(args, cells)
             self.entries.append(entry)
             self.dispatcher.update(self.entries)
         return entry.run(*args, cells)
+
+    def _learn_dynamic_ints(self, args, cells) -> None:
+        """An int whose change made an entry miss is captured as a graph input from now on (automatic dynamic),
+        unless the options ask for static shapes (dynamic=False)."""
+        if self.options.dynamic is False:
+            return
+        from guards.checks import EqualsMatch
+        changed = set()
+        for entry in self.entries:
+            for path, _, check, value, _ in entry.guard_function.failed_checks(args, cells):
+                if isinstance(check, EqualsMatch) and type(check.value) is int and type(value) is int:
+                    changed.add(path)
+        if changed:
+            self.dynamic_paths = self.dynamic_paths | changed
 
     def prepare(self, args: tuple, cells) -> None:
         """Make sure an entry exists for these arguments without running anything (first calls in enabled())."""
@@ -126,7 +143,7 @@ class FrameCache:
         arg_values = dict(zip(self.params, args))
         started = time.perf_counter()
         try:
-            captured = capture_frame(self.code, self.globals, cells, arg_values, self.name)
+            captured = capture_frame(self.code, self.globals, cells, arg_values, self.name, self.dynamic_paths)
         except GraphBreak as brk:
             return self._native_entry(brk, started)
         except CaptureInternalError as exc:

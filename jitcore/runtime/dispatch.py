@@ -33,8 +33,11 @@ class Dispatcher:
     """Owns the generated function `fn(<params>, ___cells)` for one cache."""
 
     def __init__(self, code, params: tuple, miss, original=None):
+        from jitcore.codegen.transform import safe_names
         self.code = code
         self.params = params
+        #: identifiers the generated source uses for the parameters
+        self.names = safe_names(params)
         self.name = "".join(ch if ch.isalnum() else "_" for ch in code.co_name)
         self.original = original
         self.namespace = {"___miss": miss, "___FALLTHROUGH": FALLTHROUGH, "___code": code,
@@ -65,27 +68,28 @@ class Dispatcher:
         code = self.code
         parts = []
         n, nkw = code.co_argcount, code.co_kwonlyargcount
-        names = code.co_varnames
+        names = self.names
         parts += list(names[:n])
         index = n + nkw
         if code.co_flags & inspect.CO_VARARGS:
             parts.append(f"*{names[index]}")
             index += 1
-        parts += [f"{name}={name}" for name in names[n:n + nkw]]
+        parts += [f"{original}={safe}" for original, safe in zip(code.co_varnames[n:n + nkw], names[n:n + nkw])]
         if code.co_flags & inspect.CO_VARKEYWORDS:
             parts.append(f"**{names[index]}")
         return f"___orig({', '.join(parts)})"
 
     def _generate(self, entries):
-        args = ", ".join([*self.params, "___cells"])
-        packed = "(" + "".join(f"{p}, " for p in self.params) + ")"
+        args = ", ".join([*self.names, "___cells"])
+        packed = "(" + "".join(f"{p}, " for p in self.names) + ")"
         lines = [f"def ___dispatch_{self.name}({args}):"]
         calling = self.original is not None
         if calling:
-            for name, (attr, key, placeholder) in self.placeholders.items():
-                self.namespace[f"___d_{name}"] = placeholder
-                lines.append(f"    if {name} is ___d_{name}:")
-                lines.append(f"        {name} = ___orig.{attr}[{key!r}]")
+            safe = dict(zip(self.params, self.names))
+            for index, (name, (attr, key, placeholder)) in enumerate(self.placeholders.items()):
+                self.namespace[f"___d{index}"] = placeholder
+                lines.append(f"    if {safe[name]} is ___d{index}:")
+                lines.append(f"        {safe[name]} = ___orig.{attr}[{key!r}]")
             lines.append("    if ___orig.__code__ is not ___code:")
             lines.append(f"        return {self._call_original()}")
         for i, _ in enumerate(entries):

@@ -24,7 +24,8 @@ from jitcore.capture.values.user_object import UserObjectValue, is_plain_instanc
 from jitcore.capture.values.mapping import DictValue
 from jitcore.capture.values.module import ModuleValue
 from jitcore.capture.values.objects import PythonModuleValue, ClassValue, is_trusted_module
-from jitcore.capture.values.opaque import OpaqueValue
+from jitcore.capture.values.opaque import OpaqueValue, NativeFunctionValue
+from jitcore.capture.values.torch_rules import native_kind
 from jitcore.capture.values.sequence import TupleValue, ListValue
 from jitcore.capture.values.tensor import TensorValue
 from jitcore.capture.values.torch_rules import is_graph_callable
@@ -48,6 +49,10 @@ def _wrap_tensor(state, value, source):
 
 
 def _wrap_constant(state, value, source):
+    if type(value) is int and source is not None and source.path in state.ctx.dynamic_paths:
+        from jitcore.capture.values.symint import make_dynamic_int
+        _guard(state, source, TypeMatch(int))
+        return make_dynamic_int(state, value, source)
     _guard(state, source, EqualsMatch(value))
     return ConstantValue(value, source)
 
@@ -91,6 +96,9 @@ def _wrap_function(state, value, source):
     _guard(state, source, IdMatch(value))
     if is_disabled(value):
         return OpaqueValue(value, source)
+    native = native_kind(value)
+    if native is not None:
+        return NativeFunctionValue(value, source, native)
     return UserFunctionValue(value, source)
 
 

@@ -25,25 +25,43 @@ class _RegionValue(Value):
 
 
 class GradModeValue(_RegionValue):
-    __slots__ = ("enabled", "cls")
+    """torch.no_grad() / enable_grad() switch on entering; torch.set_grad_enabled(mode) switches when made
+    (it also works as a plain function call), and entering it changes nothing more."""
 
-    def __init__(self, enabled: bool, cls):
+    __slots__ = ("enabled", "cls", "previous")
+
+    def __init__(self, enabled: bool, cls, previous=None):
         super().__init__(None)
         self.enabled = enabled
         self.cls = cls
+        #: grad mode before the switch (set when the switch happens)
+        self.previous = previous
 
     def python_type(self):
         return self.cls
 
     def enter(self, state):
-        previous = torch.is_grad_enabled()
-        _set_grad(state, self.enabled)
-        state.ctx.push_cleanup(lambda: torch._C._set_grad_enabled(previous))
-        return ExitValue(lambda st: _set_grad(st, previous)), const(None)
+        if self.previous is None:
+            self.previous = torch.is_grad_enabled()
+            _set_grad(state, self.enabled)
+        previous = self.previous
+        return ExitValue(lambda st: _set_grad(st, previous), self), const(None)
 
     def call(self, state, args, kwargs):
         """`@torch.no_grad()` used as a decorator inside the function: not modelled."""
         raise GraphBreak("unsupported_call", "using a grad-mode object as a decorator inside the function")
+
+    def reconstruct_exit(self, codegen) -> str:
+        """The real `__exit__` a resume function needs when a break falls inside this region."""
+        maker = codegen.constant_object(_grad_mode_exit, "grad_exit")
+        return f"{maker}({codegen.constant_object(self.cls, 'cls')}, {self.previous!r})"
+
+
+def _grad_mode_exit(cls, previous: bool):
+    """A real grad-mode object whose __exit__ restores `previous` (torch's grad-mode classes keep it in .prev)."""
+    obj = object.__new__(cls)
+    obj.prev = previous
+    return obj.__exit__
 
 
 def _set_grad(state, enabled: bool):
@@ -75,18 +93,26 @@ class AutocastValue(_RegionValue):
         def leave(st):
             graph_call_side_effect(st, torch.amp.autocast_mode._exit_autocast, (node,))
             torch.amp.autocast_mode._exit_autocast(real)
-        return ExitValue(leave), const(None)
+            st.ctx.pop_cleanup()
+        return ExitValue(leave, self), const(None)
 
 
 class ExitValue(Value):
     """The bound __exit__ that BEFORE_WITH leaves on the stack; calling it closes the region."""
 
-    __slots__ = ("leave", "done")
+    __slots__ = ("leave", "done", "region")
 
-    def __init__(self, leave):
+    def __init__(self, leave, region=None):
         super().__init__(None)
         self.leave = leave
         self.done = False
+        self.region = region
+
+    def reconstruct(self, codegen):
+        rebuild = getattr(self.region, "reconstruct_exit", None)
+        if rebuild is None or self.done:
+            raise GraphBreak("unsupported_output", "a with-block that jitcore cannot re-enter after a break")
+        return rebuild(codegen)
 
     def call(self, state, args, kwargs):
         if any(a.constant() is not None for a in args):
@@ -94,7 +120,6 @@ class ExitValue(Value):
         if not self.done:
             self.done = True
             self.leave(state)
-            state.ctx.pop_cleanup()
         return const(None)
 
 
@@ -108,7 +133,9 @@ def context_for(state, cls, args, kwargs):
         mode = args[0].constant()
         if type(mode) is not bool:
             raise GraphBreak("unsupported_value", "torch.set_grad_enabled with a non-constant mode")
-        return GradModeValue(mode, cls)
+        previous = torch.is_grad_enabled()
+        _set_grad(state, mode)
+        return GradModeValue(mode, cls, previous)
     if cls in (torch.autocast, torch.amp.autocast, getattr(torch.cpu.amp, "autocast", None),
                getattr(torch.cuda.amp, "autocast", None)):
         return _autocast(state, cls, args, kwargs)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from jitcore.capture.values.base import Value
 
-__all__ = ["OpaqueValue"]
+__all__ = ["OpaqueValue", "NativeFunctionValue"]
 
 
 class OpaqueValue(Value):
@@ -22,3 +22,54 @@ class OpaqueValue(Value):
 
     def identity(self):
         return self.obj
+
+    def getattr(self, state, name):
+        """A method of an object jitcore does not model: read when it is called, and the call is the break,
+        so it runs natively between two graphs. Other attributes break right away."""
+        raw = None
+        for klass in type(self.obj).__mro__:
+            if name in klass.__dict__:
+                raw = klass.__dict__[name]
+                break
+        if raw is not None and callable(raw) and not isinstance(raw, (property, type)) \
+                and name not in getattr(self.obj, "__dict__", {}):
+            return DeferredMethodValue(self, name)
+        return super().getattr(state, name)
+
+
+class NativeFunctionValue(OpaqueValue):
+    """A function jitcore does not trace into (the standard library's I/O, logging, time, os...): a call to it
+    is a graph break, so it runs natively between two graphs."""
+
+    __slots__ = ("kind",)
+
+    def __init__(self, obj, source=None, kind="unsupported_call"):
+        super().__init__(obj, source)
+        self.kind = kind
+
+    def call(self, state, args, kwargs):
+        from jitcore.capture.breaks import GraphBreak
+        name = getattr(self.obj, "__qualname__", None) or getattr(self.obj, "__name__", repr(self.obj))
+        raise GraphBreak(self.kind, f"{getattr(self.obj, '__module__', '') or ''}.{name}()".lstrip("."))
+
+
+class DeferredMethodValue(Value):
+    """`obj.name` for an opaque obj: calling it is a graph break, so the call runs natively."""
+
+    __slots__ = ("owner", "name")
+
+    def __init__(self, owner, name):
+        super().__init__(None)
+        self.owner = owner
+        self.name = name
+
+    def call(self, state, args, kwargs):
+        from jitcore.capture.breaks import GraphBreak
+        kind = getattr(self.owner, "kind", None) or "unsupported_call"
+        raise GraphBreak(kind, f"{self.owner.python_type().__name__}.{self.name}()")
+
+    def children(self):
+        return [self.owner]
+
+    def reconstruct(self, codegen):
+        return f"{codegen.load(self.owner)}.{self.name}"

@@ -70,7 +70,8 @@ class TensorValue(Value):
         if name in _UNSUPPORTED_ATTRS:
             raise GraphBreak("unsupported_value", f"tensor attribute .{name}")
         if name in _DATA_METHODS:
-            raise GraphBreak("data_dependent", f"Tensor.{name}() reads tensor data into Python")
+            # the break comes at the call, so the call itself can run natively between two graphs
+            return TensorMethodValue(self, name)
         if name in _TENSOR_ATTRS:
             return graph_call(state, "call_function", getattr, [self, const(name)], {})
         if name in _METADATA:
@@ -129,6 +130,9 @@ def _tensor_operand(value) -> bool:
     """Python's operators on tensors accept tensors, numbers, and (for some ops) sequences of numbers."""
     if value.is_tensor():
         return True
+    symbolic = getattr(value, "is_symbolic_number", None)
+    if symbolic is not None and symbolic():
+        return True
     c = value.constant()
     return c is not NOT_CONSTANT and (isinstance(c, (int, float, bool, complex)) or c is None)
 
@@ -153,6 +157,8 @@ class TensorMethodValue(Value):
         return f"{codegen.load(self.tensor)}.{self.name}"
 
     def call(self, state, args, kwargs):
+        if self.name in _DATA_METHODS:
+            raise GraphBreak("data_dependent", f"Tensor.{self.name}() reads tensor data into Python")
         if self.name in _METADATA:
             fake_a = fake_args(state, args)
             fake_k = fake_args(state, kwargs)
@@ -182,6 +188,9 @@ def graph_call(state, op: str, target, args: list, kwargs: dict) -> Value:
     tensors = [v for v in [*args, *kwargs.values()] if v.is_tensor()]
     versions = [v.fake._version for v in tensors]
     fake = graph.run_fake(fn, fa, fk)
+    if _symbolic_shape(fake) and _specialize_dynamic_ints([*args, *kwargs.values()]):
+        # a dynamic int decided a size: sizes stay static, so the int becomes a guarded constant here
+        return graph_call(state, op, target, args, kwargs)
     mutated = any(v.fake._version != before for v, before in zip(tensors, versions))
     if mutated and not _contains_tensor(fake):
         # an in-place operation run for its effect (x[i] = v returns None): keep the node
@@ -193,6 +202,27 @@ def graph_call(state, op: str, target, args: list, kwargs: dict) -> Value:
     node = graph.create_node(op, target, tuple(fx_args(state, args)), fx_args(state, kwargs), fake)
     inputs = {id(v.fake): v for v in [*args, *kwargs.values()] if v.is_tensor()}
     return wrap_fake_result(state, node, fake, inputs)
+
+
+def _symbolic_shape(fake) -> bool:
+    if isinstance(fake, torch.Tensor):
+        return any(is_symbolic(d) for d in fake.shape)
+    if isinstance(fake, (list, tuple)):
+        return any(_symbolic_shape(f) for f in fake)
+    return False
+
+
+def _specialize_dynamic_ints(values) -> bool:
+    found = False
+    for value in values:
+        symbolic = getattr(value, "is_symbolic_number", None)
+        if symbolic is not None and symbolic():
+            value.constant()
+            found = True
+        items = getattr(value, "items", None)
+        if isinstance(items, list):
+            found = _specialize_dynamic_ints(items) or found
+    return found
 
 
 def graph_call_side_effect(state, fn, args: tuple):

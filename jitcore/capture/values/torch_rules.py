@@ -5,11 +5,20 @@ Tensor method is put in the graph. Functions that change process state (seeding,
 """
 from __future__ import annotations
 
+import sys
+
 import torch
 
 from jitcore.capture.breaks import GraphBreak
 
-__all__ = ["is_graph_callable", "check_torch_call", "allowed_in_graph"]
+__all__ = ["is_graph_callable", "check_torch_call", "allowed_in_graph", "native_kind"]
+
+#: standard-library modules whose Python functions are traced like user code (pure helpers, no I/O)
+_INLINED_STDLIB = frozenset({"functools", "dataclasses", "typing", "enum", "abc", "collections", "operator",
+                             "copy", "numbers", "types", "contextlib", "math", "itertools", "string"})
+#: standard-library modules whose calls are reported as I/O
+_IO_STDLIB = frozenset({"logging", "io", "warnings", "pprint", "builtins", "sys", "traceback", "pickle", "json",
+                        "csv", "shutil", "pathlib", "tempfile", "subprocess"})
 
 _GRAPH_MODULES = frozenset({
     "torch", "torch.functional", "torch.nn.functional", "torch._C._nn", "torch._C._linalg", "torch._C._fft",
@@ -72,3 +81,12 @@ def register_lookasides(table: dict) -> None:
     for fn in (overrides.has_torch_function, overrides.has_torch_function_unary,
                overrides.has_torch_function_variadic):
         table[fn] = _no_torch_function
+
+
+def native_kind(fn):
+    """The break kind for calling fn when it must run natively (a standard-library function), else None."""
+    module = getattr(fn, "__module__", None) or ""
+    root = module.split(".", 1)[0]
+    if not root or root not in sys.stdlib_module_names or root in _INLINED_STDLIB:
+        return None
+    return "print_or_io" if root in _IO_STDLIB else "unsupported_call"

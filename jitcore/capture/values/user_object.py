@@ -29,8 +29,9 @@ def class_lookup(cls, name):
 def is_plain_instance(obj) -> bool:
     """An instance whose attribute access is the default object machinery (a __dict__ and/or __slots__)."""
     cls = type(obj)
-    return ((hasattr(obj, "__dict__") or hasattr(cls, "__slots__")) and cls.__getattribute__ is object.__getattribute__
-            and class_lookup(cls, "__getattr__") is _MISSING and cls.__module__ != "builtins")
+    heap_type = bool(cls.__flags__ & (1 << 9))  # Py_TPFLAGS_HEAPTYPE: a class defined in Python, not a C type
+    return (heap_type and (hasattr(obj, "__dict__") or hasattr(cls, "__slots__"))
+            and cls.__getattribute__ is object.__getattribute__ and class_lookup(cls, "__getattr__") is _MISSING)
 
 
 _BINARY_DUNDERS = {
@@ -128,6 +129,11 @@ def _class_attribute(state, self_value, cls, name, raw, source=None):
         return UserMethodValue(raw.__func__, ClassValue(cls))
     if isinstance(raw, types.FunctionType):
         return UserMethodValue(raw, self_value)
+    if callable(raw) and isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType,
+                                          types.BuiltinFunctionType)):
+        # a method implemented in C (inherited from a builtin base): its call runs natively at a break
+        from jitcore.capture.values.opaque import DeferredMethodValue
+        return DeferredMethodValue(self_value, name)
     if hasattr(type(raw), "__get__"):
         raise GraphBreak("unsupported_value", f"descriptor {type(raw).__name__} {cls.__name__}.{name}")
     return wrap(state, raw, source)
