@@ -22,6 +22,7 @@ __all__ = [
     "EqualsMatch",
     "GlobalStateMatch",
     "IdMatch",
+    "IntPredicateMatch",
     "LengthMatch",
     "NoneMatch",
     "NotNoneMatch",
@@ -357,6 +358,41 @@ class LengthMatch(Check):
 
     def _key(self) -> tuple:
         return (self.length,)
+
+
+class IntPredicateMatch(Check):
+    """A relation a number must keep, such as `v + 1 < 10` for a loop counter: `template` is a Python expression
+    over `{v}` made only of number literals and operators (built by jitcore from a traced comparison), and
+    `expected` is the truth value it had. Keeps a loop's resume function valid for every iteration. `kind` is
+    the exact type the value must have (int, or float)."""
+
+    __slots__ = ("template", "expected", "kind")
+    cost = 3
+
+    def __init__(self, template: str, expected: bool, kind: type = int) -> None:
+        if "{v}" not in template or type(expected) is not bool or kind not in (int, float):
+            raise ValueError(f"IntPredicateMatch needs a template over {{v}}, a bool and int/float, got "
+                             f"{template!r}, {expected!r}, {kind!r}")
+        self.template = template
+        self.expected = expected
+        self.kind = kind
+
+    def render(self, var: str, ns: Namespace) -> str:
+        return f"type({var}) is {self.kind.__name__} and ({self.template.format(v=var)}) is {self.expected}"
+
+    def explain(self, value: object) -> str | None:
+        if type(value) is not self.kind:
+            return f"expected {self.kind.__name__}, got {type_name(type(value))}"
+        got = bool(eval(self.template.format(v=repr(value)), {"__builtins__": {}}))
+        if got is self.expected:
+            return None
+        return f"{self.template.format(v=repr(value))} changed {self.expected} -> {got}"
+
+    def describe(self) -> str:
+        return f"IntPredicateMatch({self.template.format(v='v')} is {self.expected})"
+
+    def _key(self) -> tuple:
+        return (self.template, self.expected, self.kind)
 
 
 class DictKeysMatch(Check):

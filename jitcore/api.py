@@ -210,7 +210,25 @@ _register_lookasides()
 
 
 def explain(fn, *args, **kwargs):
-    """Capture fn on these arguments without running it; return a report of graphs, breaks and guards."""
+    """Run fn(*args, **kwargs) once through a fresh compiled copy and report everything jitcore did with it.
+
+    Like torch._dynamo.explain, this *runs* the function once (so its prints and side effects happen), with a
+    recording eager backend: the report covers the whole function, including the graphs after each break.
+
+    Args:
+        fn: a function, method or nn.Module (its forward), as for compile().
+        *args, **kwargs: the call's arguments.
+
+    Returns:
+        An ExplainReport: `graph_count`, `graph_break_count`, `break_reasons`, `graphs` (each with its op count
+        and readable FX code), `ops_per_graph`, `breaks` (reason, file:line, source, hint), `guards`,
+        `compile_time` by phase. It prints as rich text, shows as HTML in a notebook, and `save_html(path)`
+        writes one self-contained page.
+
+    Example:
+        >>> report = jit.explain(f, torch.randn(4, 8))
+        >>> report.graph_break_count, report.breaks[0].hint
+    """
     from jitcore.report.explain import explain_call
     if isinstance(fn, torch.nn.Module):
         target, bound = _python_function(type(fn).forward, "explain(module)")

@@ -61,6 +61,11 @@ class Config:
     debug_checks: bool = False
     #: default recompile limit per function
     cache_limit: int = 8
+    #: JITCORE=1: compile user functions that take tensors or modules, process-wide (runtime/autoenable.py)
+    autoenable: bool = False
+    #: backend of auto-enable: JITCORE_BACKEND when set, else "eager", which starts in milliseconds where
+    #: inductor spends seconds per graph (a JITCORE=1 run is first of all a way to see what jitcore captures)
+    autoenable_backend: str = "eager"
 
     def __setattr__(self, name, value):
         if name == "log":
@@ -75,9 +80,11 @@ class Config:
         cfg = cls()
         if environ.get("JITCORE_BACKEND"):
             cfg.backend = environ["JITCORE_BACKEND"]
+            cfg.autoenable_backend = environ["JITCORE_BACKEND"]
         cfg.log = environ.get("JITCORE_LOG", "")
         cfg.strict = _env_flag("JITCORE_STRICT", environ)
         cfg.debug_checks = _env_flag("JITCORE_DEBUG", environ)
+        cfg.autoenable = _env_flag("JITCORE", environ)
         return cfg
 
 

@@ -17,6 +17,7 @@ import torch.fx
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.context import CaptureContext
 from jitcore.capture.interpreter import FrameState, StopCapture
+from jitcore.capture.values.symint import SymIntValue
 from jitcore.capture.values.tensor import TensorValue
 
 __all__ = ["Captured", "BreakPoint", "capture_frame", "arg_names"]
@@ -123,7 +124,7 @@ def _graph_outputs(roots) -> list:
         if id(value) in visited:
             return
         visited.add(id(value))
-        if isinstance(value, TensorValue):
+        if isinstance(value, TensorValue) or (isinstance(value, SymIntValue) and value.is_symbolic_number()):
             if value.node.op != "placeholder" and id(value.node) not in seen:
                 seen.add(id(value.node))
                 found.append(value)

@@ -1,48 +1,179 @@
-"""The one console for everything jitcore says: recompilations, graph breaks, cache-limit hits, fallbacks.
+"""The one console for everything jitcore says: recompilations, graph breaks, cache-limit hits, fallbacks, graphs.
 
 Quiet by default; `config.log` (JITCORE_LOG) selects topics. Identical messages are printed once per location.
-Warnings that a user must see even when quiet (a fallback after an internal error) use `always=True`.
+Warnings that a user must see even when quiet (a fallback after an internal error) use `always=True`. Callers pass
+the facts of an event as keywords (`code=`, `brk=`, `reasons=` ...); report.live lays them out, and the message
+string is the plain-text form kept in EVENTS. `compile_status` shows a spinner while a backend compiles for long.
+Imports rich lazily; never raises into the caller. Entry points: `say`, `recording`, `compile_status`, `EVENTS`.
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 
-__all__ = ["say", "reset_seen", "EVENTS"]
+__all__ = ["say", "reset_seen", "EVENTS", "Event", "recording", "compile_status", "get_console", "use_console"]
 
 _seen: set = set()
-_lock = threading.Lock()
+_lock = threading.RLock()
 #: every message said (printed or not), newest last, for tests and the CLI summary; bounded
 EVENTS: list = []
 _MAX_EVENTS = 2000
 _console = None
+#: lists that `recording()` blocks collect events into; while one is open nothing is printed or deduplicated
+_recorders: list = []
+#: wide terminals still get blocks of at most this many columns, so lines stay readable
+MAX_WIDTH = 120
 
 
-def _get_console():
+class Event(tuple):
+    """`(topic, message)`, as EVENTS has always been unpacked, with the event's `facts` (a dict) attached."""
+
+    def __new__(cls, topic: str, message: str, facts: dict, always: bool = False):
+        self = super().__new__(cls, (topic, message))
+        self.facts = facts
+        self.always = always
+        return self
+
+    @property
+    def topic(self) -> str:
+        return self[0]
+
+    @property
+    def message(self) -> str:
+        return self[1]
+
+
+def get_console():
     global _console
     if _console is None:
         from rich.console import Console
-        _console = Console(stderr=True, highlight=False, soft_wrap=False)
+        _console = Console(stderr=True, highlight=False)
     return _console
 
 
-def say(topic: str, message: str, *, key=None, always: bool = False) -> None:
+@contextlib.contextmanager
+def use_console(console):
+    """Print through `console` inside the block (tests render to a StringIO at a chosen width)."""
+    global _console
+    saved = _console
+    _console = console
+    try:
+        yield console
+    finally:
+        _console = saved
+
+
+def say(topic: str, message: str, *, key=None, always: bool = False, **facts) -> None:
     """Record a message; print it when its topic is selected (or always), once per key."""
     from jitcore.config import config
+    event = Event(topic, message, facts, always)
     with _lock:
+        if _recorders:
+            for events in _recorders:
+                events.append(event)
+            return
         dedupe = (topic, key if key is not None else message)
         if dedupe in _seen:
             return
         _seen.add(dedupe)
-        EVENTS.append((topic, message))
+        EVENTS.append(event)
         if len(EVENTS) > _MAX_EVENTS:
             del EVENTS[: len(EVENTS) - _MAX_EVENTS]
-    if always or topic in config.log:
-        from rich.markup import escape
-        _get_console().print(f"[bold cyan]jitcore[/] [yellow]{topic}[/]: {escape(message)}")
+    selected = config.log
+    if always or topic in selected or (topic == "graphs" and "guards" in selected):
+        show(event, selected)
+
+
+def show(event: Event, selected=frozenset()) -> None:
+    """Print one event; a failure to render falls back to one plain line (reporting never breaks the program)."""
+    try:
+        from jitcore.report.live import render_event
+        console = get_console()
+        renderable = render_event(event, selected)
+        if renderable is not None:
+            console.print(renderable, width=min(console.width, MAX_WIDTH))
+    except Exception:  # the plain message still reaches the user
+        print(f"jitcore {event.topic}: {event.message}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def recording():
+    """Collect every event said inside the block (explain() uses it); nothing is printed or marked as seen."""
+    events: list = []
+    with _lock:
+        _recorders.append(events)
+    try:
+        yield events
+    finally:
+        with _lock:
+            _recorders.remove(events)
 
 
 def reset_seen() -> None:
     with _lock:
         _seen.clear()
         EVENTS.clear()
+
+
+# -- progress on long compiles --------------------------------------------------------------------------------
+_status_depth = 0
+
+
+@contextlib.contextmanager
+def compile_status(code, backend: str = "", delay: float = 1.0):
+    """A spinner on the terminal while a backend compiles a graph of `code` for more than `delay` seconds.
+
+    Nothing is shown on a non-terminal (logs, pipes, CI) or a dumb terminal.
+
+    Only the outermost block shows one. Failures of the display are ignored: it must never break a compile.
+    """
+    global _status_depth
+    console = get_console()
+    with _lock:
+        outermost = _status_depth == 0
+        _status_depth += 1
+    if not outermost or not console.is_terminal or console.is_dumb_terminal:
+        try:
+            yield
+        finally:
+            with _lock:
+                _status_depth -= 1
+        return
+    state = {"live": None, "done": False}
+    guard = threading.Lock()
+
+    def start():
+        with guard:
+            if state["done"]:
+                return
+            try:
+                from rich.live import Live
+                from rich.spinner import Spinner
+                from jitcore.report.describe import frame_of
+                what = frame_of(code).label + (f" with {backend}" if backend else "")
+                spinner = Spinner("dots", text=f"jitcore: compiling a graph of {what}", style="cyan")
+                live = Live(spinner, console=console, transient=True, refresh_per_second=8,
+                            redirect_stdout=False, redirect_stderr=False)
+                live.start()
+                state["live"] = live
+            except Exception:
+                state["live"] = None
+
+    timer = threading.Timer(delay, start)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        with _lock:
+            _status_depth -= 1
+        timer.cancel()
+        with guard:
+            state["done"] = True
+            live = state["live"]
+        if live is not None:
+            try:
+                live.stop()
+            except Exception:
+                pass

@@ -19,7 +19,7 @@ from jitcore.capture.frame import capture_frame, arg_names
 from jitcore.capture.interpreter import CaptureInternalError
 from jitcore.codegen.transform import build_entry
 from jitcore.errors import GraphBreakError, BackendCompileError, InternalError, JitError
-from jitcore.report.console import say
+from jitcore.report.console import say, compile_status
 from jitcore.runtime.dispatch import Dispatcher
 from jitcore.runtime.prologue import FALLTHROUGH
 
@@ -116,7 +116,8 @@ class FrameCache:
         changed = set()
         for entry in self.entries:
             for path, _, check, value, _ in entry.guard_function.failed_checks(args, cells):
-                if isinstance(check, EqualsMatch) and type(check.value) is int and type(value) is int:
+                if isinstance(check, EqualsMatch) and type(check.value) in (int, float) \
+                        and type(value) is type(check.value):
                     changed.add(path)
         if changed:
             self.dynamic_paths = self.dynamic_paths | changed
@@ -161,14 +162,16 @@ class FrameCache:
         if captured.gm is not None:
             t0 = time.perf_counter()
             try:
-                compiled = self.options.backend(captured.gm, list(captured.example_inputs))
+                with compile_status(self.code, self.options.backend_name):
+                    compiled = self.options.backend(captured.gm, list(captured.example_inputs))
             except Exception as exc:
                 message = (f"backend {self.options.backend_name!r} failed to compile a graph of {self.where()}: "
                            f"{type(exc).__name__}: {exc}")
                 if self.options.fullgraph or _strict():
                     raise BackendCompileError(message + " (run with backend='eager' to check the graph itself)") \
                         from exc
-                say("fallbacks", message + "; running it natively", key=("backend", self.code), always=True)
+                say("fallbacks", message + "; running it natively", key=("backend", self.code), always=True,
+                    code=self.code, error=exc, backend=self.options.backend_name)
                 return self._native(self._guards(captured.guards))
             timings["backend"] = time.perf_counter() - t0
             STATS.graphs += 1
@@ -188,7 +191,8 @@ class FrameCache:
         timings["codegen"] = time.perf_counter() - t0
         if captured.gm is not None:
             say("graphs", f"graph of {self.where()} with {captured.op_count} ops:\n{captured.gm.code}",
-                key=("graph", id(captured.gm)))
+                key=("graph", id(captured.gm)), code=self.code, gm=captured.gm, op_count=captured.op_count,
+                guards=captured.guards)
         guard_fn = self._guards(captured.guards)
         return Entry(guard_fn.check, run, guard_fn, native=False, gm=captured.gm, op_count=captured.op_count,
                      break_reason=captured.break_point.reason if captured.break_point else None,
@@ -235,13 +239,15 @@ class FrameCache:
 
     def _report_break(self, brk: GraphBreak, resumed: bool) -> None:
         outcome = "compiled up to here, continuing in Python" if resumed else "the frame runs natively"
-        say("breaks", f"{self.name}: {brk.describe()}; {outcome}", key=("break", brk.location, brk.kind))
+        say("breaks", f"{self.name}: {brk.describe()}; {outcome}", key=("break", brk.location, brk.kind),
+            code=self.code, brk=brk, resumed=resumed)
 
     def _internal_failure(self, stage: str, exc: Exception) -> Entry:
         if _strict() or self.options.fullgraph:
             raise InternalError(f"jitcore failed during {stage} of {self.where()}: {exc}") from exc
         say("fallbacks", f"internal error during {stage} of {self.where()}: {type(exc).__name__}: {exc}; "
-                         f"running it natively from now on", key=("internal", self.code, stage), always=True)
+                         f"running it natively from now on", key=("internal", self.code, stage), always=True,
+            code=self.code, stage=stage, error=exc)
         # no guards: the code runs natively for every later call with this cache
         tree = guards.GuardTree()
         return self._native(guards.compile_tree(tree, list(self.params), self.globals, _builtins(self.globals)))
@@ -258,7 +264,8 @@ class FrameCache:
     def _report_recompile(self, args, cells) -> None:
         reasons = self._failure_reasons(args, cells)
         say("recompiles", f"recompiling {self.where()} (entry {len(self.entries) + 1}): "
-                          + ("; ".join(reasons[:3]) or "no entry matched"), key=("recompile", self.code, tuple(reasons)))
+                          + ("; ".join(reasons[:3]) or "no entry matched"), key=("recompile", self.code, tuple(reasons)),
+            code=self.code, reasons=reasons, entries=len(self.entries) + 1, cache_limit=self.options.cache_limit)
 
     def _report_limit(self, args, cells) -> None:
         if self.limit_reported:
@@ -267,7 +274,8 @@ class FrameCache:
         reasons = self._failure_reasons(args, cells)
         say("recompiles", f"{self.where()} hit cache_limit={self.options.cache_limit}; new variants run natively. "
                           f"Changing: {'; '.join(reasons[:3]) or 'unknown'}. Consider dynamic shapes, jit.disable, "
-                          f"or a larger cache_limit.", key=("limit", self.code), always=True)
+                          f"or a larger cache_limit.", key=("limit", self.code), always=True,
+            code=self.code, reasons=reasons, limit=self.options.cache_limit)
 
 
 def _collected_from(brk):
@@ -291,20 +299,27 @@ def _native_callable(cg, ctx, value, expr: str, options) -> str:
     from jitcore.capture.values.module import ModuleValue
     from jitcore.runtime.registry import is_disabled
     from jitcore.runtime.resume_fns import compiled_callee
-    if isinstance(value, UserFunctionValue) and not is_disabled(value.fn):
+    if isinstance(value, UserFunctionValue) and _compilable(value.fn):
         return cg.constant_object(compiled_callee(value.fn, options), "callee")
-    if isinstance(value, UserMethodValue) and not is_disabled(value.fn):
+    if isinstance(value, UserMethodValue) and _compilable(value.fn):
         compiled = cg.constant_object(compiled_callee(value.fn, options), "callee")
         method = cg.constant_object(types.MethodType, "MethodType")
         return f"{method}({compiled}, {cg.load(value.self_value)})"
     if isinstance(value, ModuleValue) and value.source is not None and _hookless(value.module):
         forward = getattr(type(value.module), "forward", None)
-        if isinstance(forward, types.FunctionType) and not is_disabled(forward) \
+        if isinstance(forward, types.FunctionType) and _compilable(forward) \
                 and "forward" not in value.module.__dict__:
             value.guard_no_hooks(ctx)
             compiled = cg.constant_object(compiled_callee(forward, options), "callee")
             return f"{cg.constant_object(types.MethodType, 'MethodType')}({compiled}, {expr})"
     return expr
+
+
+def _compilable(fn) -> bool:
+    """A callee worth a compiled copy: a plain Python function (generators and coroutines run natively)."""
+    from jitcore.runtime.registry import is_disabled
+    flags = fn.__code__.co_flags
+    return not is_disabled(fn) and not flags & (0x20 | 0x80 | 0x200 | 0x100)
 
 
 def _hookless(module) -> bool:

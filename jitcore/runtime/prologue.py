@@ -6,7 +6,9 @@ the code object (no globals lookup); falling through costs one call and one iden
 """
 from __future__ import annotations
 
-from bytecode import Bytecode, Instr, Label, CellVar, FreeVar
+import dis
+
+from bytecode import Bytecode, Instr, Label, CellVar, FreeVar, TryBegin
 
 from jitcore.capture.frame import arg_names
 
@@ -27,6 +29,14 @@ FALLTHROUGH = _Fallthrough()
 def build_prologue_code(code, dispatch):
     """`code` with the dispatch prologue placed after its RESUME (MAKE_CELL/COPY_FREE_VARS already ran there)."""
     bc = Bytecode.from_code(code)
+    # Note [Resume pitfalls] (codegen/resume.py): a resume function's prologue jumps into try regions, where
+    # `bytecode` cannot recompute exception depths (it writes 32768); keep the depths the code already has
+    tries = [x for x in bc if isinstance(x, TryBegin)]
+    table = sorted(dis._parse_exception_table(code), key=lambda e: e.start)
+    if len(tries) != len(table):
+        raise ValueError(f"exception table of {code.co_qualname} does not match its try blocks")
+    for begin, entry in zip(tries, table):
+        begin.stack_depth = entry.depth
     params = arg_names(code)
     cellvars = set(code.co_cellvars)
     out = []
@@ -63,4 +73,4 @@ def build_prologue_code(code, dispatch):
         raise ValueError(f"{code.co_qualname} has no RESUME instruction")
     bc.clear()
     bc.extend(out)
-    return bc.to_code()
+    return bc.to_code(stacksize=max(code.co_stacksize, len(params) + 3), compute_exception_stack_depths=False)

@@ -331,7 +331,7 @@ def test_print_with_keyword_arguments_passed_through_args_object(counting, capsy
 
 
 @pytest.mark.parametrize("shape", [(3,), (2, 5)])
-def test_print_break_called_with_two_shapes_compiles_per_shape(counting, capsys, shape):
+def test_print_break_new_values_of_same_shape_add_no_graph(counting, capsys, shape):
     def f(x):
         y = x.sum(0)
         print("shape", x.shape)

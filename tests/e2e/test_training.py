@@ -143,12 +143,14 @@ def _assert_step_matches(eager_model, eager_call, compiled_model, compiled_call,
 
 
 def _assert_same_state(eager_model: nn.Module, compiled_model: nn.Module, *, grads: bool) -> None:
-    """Parameters (and their .grad), and every buffer, equal between the two models, compared by name."""
+    """Parameters (and their .grad, None where eager has None), and every buffer, equal between the two models."""
     compiled_parameters = dict(compiled_model.named_parameters())
     for name, expected in eager_model.named_parameters():
         actual = compiled_parameters[name]
         torch.testing.assert_close(actual, expected, **_TOLERANCE, msg=lambda m: f"parameter {name}: {m}")
-        if grads:
+        if grads and expected.grad is None:
+            assert actual.grad is None, f"parameter {name} got a gradient through the compiled model, none in eager"
+        elif grads:
             assert actual.grad is not None, f"parameter {name} got no gradient through the compiled model"
             torch.testing.assert_close(actual.grad, expected.grad, **_TOLERANCE, msg=lambda m: f"{name}.grad: {m}")
     compiled_buffers = dict(compiled_model.named_buffers())
@@ -379,6 +381,97 @@ def test_gradients_accumulate_over_calls_before_one_backward():
     actual.backward()
     _assert_same_state(model, twin, grads=True)
     assert counting.graph_count == 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_unfreezing_a_layer_recompiles_and_the_layer_gets_gradients(backend):
+    model = _seeded(MLP)
+    model.fc1.requires_grad_(False)
+    twin, compiled, counting = _twin(model, backend)
+    _assert_step_matches(model, model, twin, compiled, _input(4, 8, seed=1, requires_grad=False))
+    assert twin.fc1.weight.grad is None
+    for network in (model, twin):
+        network.fc1.requires_grad_(True)
+        network.zero_grad()
+    _assert_step_matches(model, model, twin, compiled, _input(4, 8, seed=2, requires_grad=False))
+    assert counting.graph_count == 2
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_freezing_a_layer_recompiles_and_the_layer_gets_no_gradient(backend):
+    model = _seeded(MLP)
+    twin, compiled, counting = _twin(model, backend)
+    compiled(_input(4, 8, seed=1)).sum().backward()
+    for network in (model, twin):
+        network.fc1.requires_grad_(False)
+        network.zero_grad(set_to_none=True)
+    compiled(_input(4, 8, seed=2)).sum().backward()
+    assert twin.fc1.weight.grad is None and twin.fc2.weight.grad is not None
+    assert counting.graph_count == 2
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_bfloat16_autocast_forward_and_backward_match_eager(backend):
+    model = _seeded(MLP)
+    twin, compiled, counting = _twin(model, backend)
+    x = randn(4, 8, seed=1)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        expected, actual = model(x), compiled(x)
+    assert actual.dtype == expected.dtype == torch.bfloat16
+    torch.testing.assert_close(actual, expected)
+    expected.float().sum().backward()
+    actual.float().sum().backward()
+    _assert_same_state(model, twin, grads=True)
+    assert counting.graph_count == 1
+
+
+class _WithRunningMean(nn.Module):
+    """A buffer updated in place under no_grad during forward (an exponential moving average of activations)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+        self.register_buffer("average", torch.zeros(4))
+
+    def forward(self, x):
+        y = self.fc(x)
+        with torch.no_grad():
+            self.average.mul_(0.9).add_(y.mean(0) * 0.1)
+        return {"scaled": y * 2, "centred": (y - self.average).tanh()}
+
+
+def test_buffer_updated_in_forward_and_dict_outputs_match_eager_over_steps():
+    model = _seeded(_WithRunningMean)
+    twin, compiled, counting = _twin(model, "aot_eager")
+    for seed in (1, 2, 3):
+        expected, actual = model(randn(4, 8, seed=seed)), compiled(randn(4, 8, seed=seed))
+        assert list(actual) == ["scaled", "centred"]
+        (expected["scaled"].sum() + expected["centred"].pow(2).sum()).backward()
+        (actual["scaled"].sum() + actual["centred"].pow(2).sum()).backward()
+        _assert_same_state(model, twin, grads=True)
+    assert counting.graph_count == 1
+
+
+class _TiedEmbedding(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(10, 8)
+        self.out = nn.Linear(8, 10, bias=False)
+        self.out.weight = self.embedding.weight
+
+    def forward(self, ids):
+        return self.out(torch.tanh(self.embedding(ids)))
+
+
+def test_tied_weights_reach_the_backend_as_one_fake_tensor_and_get_both_gradient_contributions():
+    model = _seeded(_TiedEmbedding)
+    twin, compiled, counting = _twin(model, "aot_eager")
+    ids = torch.tensor([[1, 2, 3], [4, 5, 6]])
+    model(ids).pow(2).sum().backward()
+    compiled(ids).pow(2).sum().backward()
+    _assert_same_state(model, twin, grads=True)
+    _, embedding_weight, out_weight = counting.example_inputs[0]
+    assert embedding_weight is out_weight  # the aliasing is visible to AOTAutograd, which de-duplicates the input
 
 
 # Graph breaks inside a training step

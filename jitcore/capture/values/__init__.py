@@ -49,9 +49,9 @@ def _wrap_tensor(state, value, source):
 
 
 def _wrap_constant(state, value, source):
-    if type(value) is int and source is not None and source.path in state.ctx.dynamic_paths:
+    if type(value) in (int, float) and source is not None and source.path in state.ctx.dynamic_paths:
         from jitcore.capture.values.symint import make_dynamic_int
-        _guard(state, source, TypeMatch(int))
+        _guard(state, source, TypeMatch(type(value)))
         return make_dynamic_int(state, value, source)
     _guard(state, source, EqualsMatch(value))
     return ConstantValue(value, source)
@@ -66,10 +66,10 @@ def _wrap_tuple(state, value, source):
 
 
 def _wrap_list(state, value, source):
+    if source is None:
+        raise GraphBreak("unsupported_value", "a list jitcore cannot reload at run time (no source)")
     _guard(state, source, TypeMatch(list))
-    _guard(state, source, LengthMatch(len(value)))
-    return ListValue([wrap(state, item, ItemSource(source, i) if source is not None else None)
-                      for i, item in enumerate(value)], source)
+    return ListValue.lazy(state, value, source)
 
 
 def _wrap_dict(state, value, source):

@@ -179,11 +179,45 @@ def _build_typed(tp, items):
 
 
 class ListValue(SequenceValue):
-    __slots__ = ()
+    """A list. One passed into the function is read lazily: until its items are needed, only appends are
+    recorded (replayed as `lst.extend(...)`), so a list that a loop keeps appending to is not guarded on its
+    length (a resume function called once per iteration would otherwise see a new length every time)."""
+
+    __slots__ = ("_lazy", "_appended")
     container = list
     needs_identity = True
     methods = frozenset({"index", "count", "copy", "append", "extend", "insert", "pop", "clear", "reverse",
                          "remove", "sort"})
+
+    def __init__(self, items, source=None, lazy=None):
+        super().__init__(items, source)
+        #: (state, the real list) while the items have not been read
+        self._lazy = lazy
+        self._appended = []
+
+    @classmethod
+    def lazy(cls, state, real: list, source):
+        return cls(None, source, (state, real))
+
+    def __getattribute__(self, name):
+        if name == "items" and object.__getattribute__(self, "_lazy") is not None:
+            object.__getattribute__(self, "_realize")()
+        return object.__getattribute__(self, name)
+
+    def _realize(self):
+        """Read the real items now: their length is relied on from here, so it is guarded."""
+        from guards.checks import LengthMatch
+        from jitcore.capture.sources import ItemSource
+        from jitcore.capture.values import wrap
+        state, real = self._lazy
+        self._lazy = None
+        state.ctx.guard(self.source, LengthMatch(len(real)))
+        self.items = [wrap(state, item, ItemSource(self.source, i)) for i, item in enumerate(real)]
+        self.items.extend(self._appended)
+        self._appended = []
+
+    def children(self):
+        return self._appended if self._lazy is not None else self.items
 
     def make(self, items):
         return ListValue(list(items))
@@ -193,9 +227,12 @@ class ListValue(SequenceValue):
             state.ctx.side_effects.container_mutated(self)
 
     def reconstruct_items(self, codegen) -> str:
-        return "[" + "".join(f"{codegen.load(v)}, " for v in self.items) + "]"
+        values = self._appended if self._lazy is not None else self.items
+        return "[" + "".join(f"{codegen.load(v)}, " for v in values) + "]"
 
     def replay(self, codegen, new_items: str) -> str:
+        if self._lazy is not None:
+            return f"{self.source.emit(codegen)}.extend({new_items})"
         return f"{self.source.emit(codegen)}[:] = {new_items}"
 
     def setitem(self, state, key, value):
@@ -218,6 +255,10 @@ class ListValue(SequenceValue):
         return super().binary_op(state, op, other, reflected)
 
     def call_method(self, state, name, args, kwargs):
+        if self._lazy is not None and name in ("append", "extend") and not kwargs and len(args) == 1:
+            self._mutable(state, f"list.{name}()")
+            self._appended.extend(args if name == "append" else args[0].iterate(state))
+            return const(None)
         items = self.items
         if name in _LIST_MUTATORS:
             self._mutable(state, f"list.{name}()")

@@ -15,10 +15,13 @@ import operator
 from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.constant import const
 
-__all__ = ["SymIntValue", "make_dynamic_int"]
+__all__ = ["SymIntValue", "SymBoolValue", "make_dynamic_int"]
 
-#: operators that keep an int symbolic
-_ARITHMETIC = frozenset({"add", "sub", "mul", "floordiv", "mod", "iadd", "isub", "imul", "ifloordiv", "imod"})
+#: operators that keep an int symbolic, with their Python spelling for predicate guards
+_ARITHMETIC = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%", "truediv": "/", "iadd": "+",
+               "isub": "-", "imul": "*", "ifloordiv": "//", "imod": "%", "itruediv": "/"}
+_NUMBER = (int, float)
+_COMPARISONS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 
 
 class _SymbolName(str):
@@ -45,20 +48,27 @@ def _shape_source(user_name: str):
     return _JitSource(user_name)
 
 
-def make_dynamic_int(state, value: int, source):
+def make_dynamic_int(state, value, source):
+    """A graph input for an int (or float) read from `source`."""
     from torch.fx.experimental.symbolic_shapes import DimDynamic
     graph = state.graph
     env = graph.fake_mode.shape_env
-    sym = env.create_unspecified_symint_and_symbol(value, _shape_source(source.user_name), DimDynamic.DYNAMIC)
+    shape_source = _shape_source(source.user_name)
+    if type(value) is int:
+        sym = env.create_unspecified_symint_and_symbol(value, shape_source, DimDynamic.DYNAMIC)
+    else:
+        symbol = env.create_unspecified_symbol(value, shape_source, DimDynamic.DYNAMIC)
+        sym = env.create_symfloatnode(symbol, hint=value, source=shape_source)
     node = graph.add_scalar_input(source, sym)
     result = SymIntValue(node, sym, state.ctx, source)
     result.roots = (result,)
+    result.text = "{v}"
     graph.inputs[source] = result
     return result
 
 
 class SymIntValue(Value):
-    __slots__ = ("node", "fake", "ctx", "roots", "_constant")
+    __slots__ = ("node", "fake", "ctx", "roots", "text", "_constant")
 
     def __init__(self, node, sym, ctx, source=None):
         super().__init__(source)
@@ -67,10 +77,12 @@ class SymIntValue(Value):
         self.ctx = ctx
         #: the dynamic inputs this value was computed from
         self.roots = ()
+        #: the value as a Python expression over its single root `{v}` (None with several roots)
+        self.text = None
         self._constant = None
 
     def python_type(self):
-        return int
+        return type(self.fake.node.hint)
 
     def is_symbolic_number(self) -> bool:
         return self._constant is None
@@ -80,19 +92,27 @@ class SymIntValue(Value):
         if self._constant is None:
             from guards.checks import EqualsMatch
             for root in self.roots:
-                self.ctx.guard(root.source, EqualsMatch(int(root.fake.node.hint)))
-            self._constant = int(self.fake.node.hint)
+                self.ctx.guard(root.source, EqualsMatch(root.fake.node.hint))
+            self._constant = self.fake.node.hint
         return self._constant
 
     def _concrete(self):
         return const(self.constant())
 
     def binary_op(self, state, op, other, reflected):
+        if self._constant is None and op in _COMPARISONS and type(other.constant()) in _NUMBER:
+            # a comparison with a constant is guarded as a relation on the root, not as its exact value
+            c = other.constant()
+            left, right = (repr(c), self.text) if reflected else (self.text, repr(c))
+            hint = self.fake.node.hint
+            outcome = getattr(operator, op)(*((c, hint) if reflected else (hint, c)))
+            text = None if self.text is None else f"({left} {_COMPARISONS[op]} {right})"
+            return SymBoolValue(bool(outcome), text, self.roots, self)
         if self._constant is None and op in _ARITHMETIC:
             other_sym = getattr(other, "is_symbolic_number", None)
             if other_sym is not None and other_sym():
                 fake_other, node_other, roots = other.fake, other.node, other.roots
-            elif type(other.constant()) is int:
+            elif type(other.constant()) in _NUMBER:
                 fake_other = node_other = other.constant()
                 roots = ()
             else:
@@ -105,6 +125,10 @@ class SymIntValue(Value):
                 node = state.graph.create_node("call_function", fn, (na, nb), {}, sym)
                 result = SymIntValue(node, sym, self.ctx)
                 result.roots = tuple(dict.fromkeys(self.roots + roots))
+                if len(result.roots) == 1 and self.text is not None and (not roots or other.text is not None):
+                    other_text = other.text if roots else repr(fake_other)
+                    left, right = (other_text, self.text) if reflected else (self.text, other_text)
+                    result.text = f"({left} {_ARITHMETIC[op]} {right})"
                 return result
         if other.is_tensor():
             return NotImplemented
@@ -116,10 +140,13 @@ class SymIntValue(Value):
             node = state.graph.create_node("call_function", operator.neg, (self.node,), {}, sym)
             result = SymIntValue(node, sym, self.ctx)
             result.roots = self.roots
+            result.text = None if self.text is None else f"(-{self.text})"
             return result
         return self._concrete().unary_op(state, op)
 
     def truth(self, state):
+        if self._constant is None and self.text is not None:
+            return SymBoolValue(bool(self.fake.node.hint), f"({self.text} != 0)", self.roots, self).constant()
         return bool(self.constant())
 
     def length(self, state):
@@ -146,9 +173,51 @@ class SymIntValue(Value):
     def reconstruct(self, codegen):
         if self.source is not None:
             return self.source.emit(codegen)
-        return codegen.constant(self.constant())
+        if self._constant is None:
+            return codegen.tensor_output(self)  # computed by the graph, which returns it
+        return codegen.constant(self._constant)
 
     def __repr__(self):
         return f"SymInt({self.fake})"
 
 
+
+
+class SymBoolValue(Value):
+    """A comparison of a dynamic int with a constant. Branching on it guards the relation (IntPredicateMatch on the
+    single root) rather than the exact value; with several roots it specializes them."""
+
+    __slots__ = ("value", "text", "roots", "operand")
+
+    def __init__(self, value: bool, text, roots, operand):
+        super().__init__(None)
+        self.value = value
+        self.text = text
+        self.roots = roots
+        self.operand = operand
+
+    def python_type(self):
+        return bool
+
+    def constant(self):
+        if self.text is not None and len(self.roots) == 1:
+            from guards.checks import IntPredicateMatch
+            root = self.roots[0]
+            root.ctx.guard(root.source, IntPredicateMatch(self.text, self.value, type(root.fake.node.hint)))
+        else:
+            self.operand.constant()
+        return self.value
+
+    def truth(self, state):
+        return self.constant()
+
+    def unary_op(self, state, op):
+        if op == "not_":
+            return const(not self.constant())
+        return const(self.constant()).unary_op(state, op)
+
+    def binary_op(self, state, op, other, reflected):
+        return const(self.constant()).binary_op(state, op, other, reflected)
+
+    def reconstruct(self, codegen):
+        return codegen.constant(self.constant())

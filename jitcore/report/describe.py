@@ -1,0 +1,219 @@
+"""Words for users: jitcore's internal objects described in the user's own terms.
+
+Owns the translation of resume functions to "f() after line 12", of carried stack slots to "stack slot 0", short
+paths, source snippets and the concrete hint shown for each graph break. Imports codegen.resume lazily (to read
+where a resume function continues) and nothing from runtime. Entry points: `frame_of`, `readable`, `short_path`,
+`snippet`, `reason_of`, `hint_for`, `node_location`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import dis
+import linecache
+import os
+import textwrap
+
+__all__ = ["Frame", "frame_of", "readable", "short_path", "snippet", "reason_of", "hint_for", "node_location",
+           "graph_code"]
+
+# Note [Internal names]: codegen.resume names a resume function `jitcore_resume_in_<f>_at_<line>` and its carried
+# stack slots `___stack<i>`; guards and recompile reasons repeat those names. Users never see them: `frame_of`
+# reads where a resume code continues from its offset map, and `readable` rewrites the names left in free text.
+_RESUME_PREFIX = "jitcore_resume_in_"
+_STACK_PREFIX = "___stack"
+
+
+@dataclasses.dataclass(frozen=True)
+class Frame:
+    """A code object as the user knows it: the function, its file and def line, and for a resume function the
+    line where it continues (`mid_line`: it starts after the break on that line, not at the line's start)."""
+    function: str
+    filename: str
+    lineno: int
+    resume_line: int | None = None
+    mid_line: bool = False
+
+    @property
+    def label(self) -> str:
+        if self.resume_line is None:
+            return f"{self.function}()"
+        return f"{self.function}() {'after' if self.mid_line else 'from'} line {self.resume_line}"
+
+    @property
+    def where(self) -> str:
+        return f"{short_path(self.filename)}:{self.resume_line or self.lineno}"
+
+    @property
+    def is_resume(self) -> bool:
+        return self.resume_line is not None
+
+
+def frame_of(code) -> Frame:
+    """The user's view of `code`: itself, or for a resume code the original function and where it continues."""
+    from jitcore.codegen.resume import resume_origin
+    original, offsets = resume_origin(code)
+    if offsets is None:
+        return Frame(code.co_qualname, code.co_filename, code.co_firstlineno)
+    frame = Frame(original.co_qualname, original.co_filename, original.co_firstlineno)
+    # the resume prologue ends with a JUMP_FORWARD to the instruction where the original continues
+    target = next((inst.argval for inst in dis.get_instructions(code) if inst.opname == "JUMP_FORWARD"), None)
+    offset = offsets.get(target)
+    if offset is None:
+        return frame
+    line, starts = original.co_firstlineno, False
+    for inst in dis.get_instructions(original):
+        if inst.starts_line is not None:
+            line = inst.starts_line
+        if inst.offset >= offset:
+            starts = inst.starts_line is not None and inst.offset == offset
+            break
+    return dataclasses.replace(frame, resume_line=line, mid_line=not starts)
+
+
+def readable(text: str) -> str:
+    """`text` with jitcore's internal names (Note [Internal names]) replaced by what they stand for."""
+    text = _rewrite(text, _STACK_PREFIX, str.isdigit, lambda digits: f"stack slot {digits}")
+    return _rewrite(text, _RESUME_PREFIX, lambda ch: ch.isalnum() or ch == "_", _resume_words)
+
+
+def _resume_words(label: str) -> str | None:
+    name, sep, line = label.rpartition("_at_")
+    return f"{name}() at line {line}" if sep and name and line.isdigit() else None
+
+
+def _rewrite(text: str, prefix: str, accepts, replace) -> str:
+    """Replace each `prefix` + token (the longest run of characters `accepts` takes) by `replace(token)`."""
+    out, position = [], 0
+    while (found := text.find(prefix, position)) >= 0:
+        end = found + len(prefix)
+        while end < len(text) and accepts(text[end]):
+            end += 1
+        token = text[found + len(prefix):end]
+        words = replace(token) if token else None
+        if words is not None and text.startswith("()", end):
+            end += 2  # "jitcore_resume_in_f_at_3()" reads "f() at line 3", not "f() at line 3()"
+        out.append(text[position:found] + (words if words is not None else text[found:end]))
+        position = end
+    out.append(text[position:])
+    return "".join(out)
+
+
+def short_path(filename: str) -> str:
+    """A path as short as it can be while staying unambiguous: relative to the working directory when inside it."""
+    if not filename or filename.startswith("<"):
+        return filename or "?"
+    for marker in ("site-packages" + os.sep, "dist-packages" + os.sep):
+        if marker in filename:
+            return filename.rsplit(marker, 1)[1]  # torch/nn/modules/linear.py: the import path says it all
+    try:
+        relative = os.path.relpath(filename)
+    except ValueError:
+        return filename
+    return relative if not relative.startswith("..") else filename
+
+
+def snippet(filename: str, lineno: int, context: int = 2) -> list[tuple[int, str, bool]]:
+    """(line number, text, is the given line) for the lines around `lineno`, common indentation removed."""
+    if not filename or lineno <= 0:
+        return []
+    rows = []
+    for number in range(max(1, lineno - context), lineno + context + 1):
+        text = linecache.getline(filename, number)
+        if not text and number > lineno:
+            break
+        rows.append((number, text.rstrip("\n").rstrip(), number == lineno))
+    indents = [len(t) - len(t.lstrip()) for _, t, _ in rows if t.strip()]
+    cut = min(indents) if indents else 0
+    return [(n, t[cut:], mark) for n, t, mark in rows]
+
+
+def reason_of(kind_info, detail: str) -> str:
+    """The one-line reason of a break: the catalogue's explanation, with the instance's detail."""
+    return kind_info.explanation + (f" ({readable(detail)})" if detail else "")
+
+
+def node_location(node) -> tuple[str, int] | None:
+    """(filename, line) of the user code an FX node came from (graph.py stores `file:line in function`)."""
+    text = node.meta.get("stack_trace") if hasattr(node, "meta") else None
+    if not isinstance(text, str):
+        return None
+    where, _, _ = text.rpartition(" in ")
+    filename, _, line = (where or text).rpartition(":")
+    return (filename, int(line)) if line.isdigit() else None
+
+
+def _condition(source_line: str) -> str:
+    """The condition of an `if`/`elif`/`while` line, for hints; '' when the line is something else."""
+    text = source_line.strip()
+    for keyword in ("if ", "elif ", "while "):
+        if text.startswith(keyword) and text.endswith(":"):
+            return text[len(keyword):-1].strip()
+    return ""
+
+
+def hint_for(kind: str, detail: str, source_line: str, function: str, default: str) -> str:
+    """A concrete hint for one break: what to change in this function, on this line."""
+    line = source_line.strip()
+    where = f"{function}()" if function else "the compiled function"
+    if kind == "print_or_io":
+        return (f"move the print/log call out of {where} (return the value and print it after the call), "
+                f"or print only outside the hot path")
+    if kind == "tensor_branch":
+        condition = _condition(line)
+        if condition:
+            return (f"use torch.where({condition}, a, b) instead of a Python `if` on a tensor, or decide "
+                    f"outside {where} and pass the choice in as a Python value")
+        return f"use torch.where / masking instead of a Python branch on a tensor's value in {where}"
+    if kind == "data_dependent":
+        for call in (".item()", ".tolist()", ".numpy()"):
+            if call in line:
+                return (f"keep the value as a tensor instead of calling {call} inside {where} (torch.where, "
+                        f"masking and reductions stay in the graph); read the Python value after the call returns")
+        return f"keep the value as a tensor in {where}: use torch.where / masking instead of a Python number"
+    if kind == "disabled_function":
+        return "this function is marked with jit.disable, so it runs in Python; remove the mark to compile it"
+    if kind == "unsupported_call":
+        if detail.startswith("torch.") and "process state" in detail:
+            return f"call {detail.split()[0]} once outside {where} (e.g. at start-up)"
+        return (f"move the call out of {where}, mark the callee with @jit.disable to keep it out of tracing, or "
+                f"wrap it with jit.allow_in_graph if it only does tensor work")
+    if kind == "unsupported_opcode":
+        return f"move this statement into a helper marked with @jit.disable, or out of {where}"
+    if kind == "recursion_limit":
+        return "mark the recursive helper with @jit.disable"
+    if kind == "side_effect":
+        return f"return the new value from {where} instead of mutating an object that existed before the call"
+    if kind == "hooks":
+        return f"remove the module's hooks, or call the module outside {where}"
+    if kind == "generator":
+        return "move the tensor work out of the generator into a plain function, which jitcore can compile"
+    return default
+
+
+def graph_code(gm, filename: str = "") -> str:
+    """A graph's Python code for reading: shapes annotated (fx's print_readable), fx's `x = None` bookkeeping and
+    class line dropped, and each run of ops headed by the user's source line it came from."""
+    try:
+        text = gm.print_readable(print_output=False)
+    except Exception:
+        text = gm.code
+    nodes = {node.name: node for node in gm.graph.nodes}
+    lines, last = [], None
+    for raw in text.splitlines():
+        stripped = raw.strip()
+        if not stripped or stripped.startswith(("class ", "# No stacktrace", "# File:")):
+            continue
+        code, separator, rest = raw.partition(";  ")
+        if separator and rest.strip().endswith("= None"):
+            raw = code
+        indent = raw[: len(raw) - len(raw.lstrip())]
+        name = stripped.split(":", 1)[0].split("=", 1)[0].strip()
+        where = node_location(nodes[name]) if name in nodes else None
+        if where is not None and where != last:
+            file, line = where
+            source = linecache.getline(file, line).strip()
+            place = f"line {line}" if file == filename else f"{short_path(file)}:{line}"
+            lines.append(f"{indent}# {place}: {source}" if source else f"{indent}# {place}")
+            last = where
+        lines.append(raw.rstrip())
+    return textwrap.dedent("\n".join(lines))

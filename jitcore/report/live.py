@@ -1,0 +1,118 @@
+"""How the console lays out each live event: a titled rule, then label/value rows that wrap under their value.
+
+One function per kind of event; each takes the facts the runtime passed to `say` (see report.console) and returns
+a rich renderable. Events said without facts get the generic block. Reads well from 80 columns up: labels stay
+in one narrow column and long values wrap beneath themselves. Entry point: `render_event(event, selected)`.
+"""
+from __future__ import annotations
+
+from rich.console import Group
+
+from jitcore.report.describe import frame_of, graph_code, hint_for, readable, reason_of, short_path
+from jitcore.report.layout import CodeBlock, Rows, guard_tree, header, source_row
+
+__all__ = ["render_event"]
+
+_TITLES = {"breaks": ("graph break", "yellow"), "recompiles": ("recompile", "magenta"),
+           "fallbacks": ("fallback", "red"), "graphs": ("graph", "green"), "guards": ("guards", "blue")}
+
+
+def render_event(event, selected=frozenset()):
+    """The renderable for one event, or None when nothing of it is selected (a graph event with guards only)."""
+    facts = event.facts
+    code = facts.get("code")
+    try:
+        if event.topic == "breaks" and "brk" in facts:
+            return _break(code, facts["brk"], facts.get("resumed", False))
+        if event.topic == "recompiles" and "limit" in facts and "entries" not in facts:
+            return _limit(code, facts.get("reasons", []), facts["limit"])
+        if event.topic == "recompiles" and "reasons" in facts:
+            return _recompile(code, facts["reasons"], facts.get("entries"), facts.get("cache_limit"))
+        if event.topic == "fallbacks" and "error" in facts:
+            return _fallback(code, facts)
+        if event.topic == "graphs" and "gm" in facts:
+            return _graph(code, facts, selected)
+    except Exception:  # a fact of an unexpected shape: the generic block still says it
+        pass
+    title, style = _TITLES.get(event.topic, (event.topic, "yellow"))
+    return Group(header(title, "", style), Rows([("", readable(event.message))], indent=2))
+
+
+def _break(code, brk, resumed: bool):
+    frame = frame_of(code) if code is not None else None
+    filename, lineno, line, function = brk.location or ("", 0, "", "")
+    if frame is not None and (not function or function == code.co_name):
+        function = frame.function
+    items = [("at", f"{short_path(filename)}:{lineno} in {function}()" if filename else "unknown location")]
+    if line and line.strip():
+        items.append(("", source_row(lineno, line.strip())))
+    items.append(("why", reason_of(brk.info, brk.detail)))
+    items.append(("hint", hint_for(brk.kind, brk.detail, line or "", function, brk.info.hint)))
+    owner = frame.label if frame is not None else f"{function}()"
+    items.append(("then", f"{owner} runs as a graph up to here, then continues in Python" if resumed
+                  else f"{owner} runs in Python (no graph) for calls like this one"))
+    return Group(header("graph break", f"in {function}()"), Rows(items))
+
+
+def _recompile(code, reasons, entries, cache_limit):
+    frame = frame_of(code)
+    items = [("at", frame.where + (f"   (entry {entries}" + (f" of at most {cache_limit})" if cache_limit else ")")
+                                   if entries else ""))]
+    changed = [readable(reason) for reason in reasons] or ["no entry matched these arguments"]
+    items += [("why" if i == 0 else "", reason) for i, reason in enumerate(changed)]
+    return Group(header("recompile", frame.label, "magenta"), Rows(items))
+
+
+def _limit(code, reasons, limit):
+    frame = frame_of(code)
+    items = [("at", frame.where),
+             ("what", f"{frame.label} has {limit} compiled variants (cache_limit={limit}); new variants run "
+                      f"natively from now on")]
+    items += [("why" if i == 0 else "", readable(reason)) for i, reason in enumerate(reasons[:3])]
+    items.append(("hint", f"if only a few variants are needed, raise the limit (jit.compile(..., cache_limit=N)); "
+                          f"otherwise keep the changing value out of {frame.function}(), e.g. pass it as a tensor"))
+    return Group(header("cache limit", frame.label, "red"), Rows(items))
+
+
+def _fallback(code, facts):
+    frame = frame_of(code) if code is not None else None
+    error = facts["error"]
+    stage = facts.get("stage", "")
+    label = frame.label if frame is not None else "this function"
+    items = [("at", frame.where)] if frame is not None else []
+    if facts.get("backend"):
+        items.append(("error", f"backend {facts['backend']!r} failed: {type(error).__name__}: {error}"))
+        items.append(("then", f"{label} runs natively for these inputs; run with backend='eager' to check the "
+                              f"graph itself"))
+    else:
+        items.append(("error", readable(f"internal error during {stage}: {type(error).__name__}: {error}")))
+        items.append(("then", f"{label} runs natively from now on (results are unaffected); please report this "
+                              f"as a jitcore bug"))
+    return Group(header("fallback", label, "red"), Rows(items))
+
+
+def _graph(code, facts, selected):
+    frame = frame_of(code)
+    parts = []
+    gm = facts["gm"]
+    if "graphs" in selected:
+        ops = facts.get("op_count", 0)
+        parts.append(header("graph", f"{frame.label} · {ops} op{'s' if ops != 1 else ''}", "green"))
+        parts.append(Rows([("at", frame.where)]))
+        parts.append(CodeBlock(graph_code(gm, frame.filename)))
+    collected = facts.get("guards")
+    if "guards" in selected and collected is not None:
+        parts.append(header("guards", frame.label, "blue"))
+        parts.append(guard_tree(_tree_of(collected), "", readable))
+    return Group(*parts) if parts else None
+
+
+def _tree_of(collected):
+    """The guard tree of a new entry from the (source, check) pairs capture collected (as cache.py builds it)."""
+    import guards
+    from guards.checks import GlobalStateMatch
+    tree = guards.GuardTree()
+    tree.add_root(GlobalStateMatch())
+    for source, check in collected:
+        tree.add(source.path, check, source.user_name)
+    return tree

@@ -1,0 +1,141 @@
+"""What jitcore did in this process, as one table: `python -m jitcore run` prints it at exit, and so does a
+JITCORE=1 run whose JITCORE_LOG names graphs.
+
+Reads every live cache (runtime.install.ALL_CACHES) except explain()'s own, and groups resume functions under
+the function they continue. Entry points: `collect()` -> `Summary`, `render(summary)`, `print_summary()`.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from rich.console import Group
+from rich.padding import Padding
+from rich.text import Text
+from rich.table import Table
+from rich import box
+
+from jitcore.report.describe import frame_of, reason_of, short_path
+from jitcore.report.layout import Rows, header
+
+__all__ = ["Summary", "FunctionRow", "collect", "render", "print_summary"]
+
+
+@dataclasses.dataclass
+class FunctionRow:
+    function: str
+    where: str
+    graphs: int = 0
+    ops: int = 0
+    native_entries: int = 0
+    breaks: int = 0
+    recompiles: int = 0
+    compile_seconds: float = 0.0
+
+
+@dataclasses.dataclass
+class Summary:
+    rows: list
+    #: (file:line, function, reason) of each distinct break
+    breaks: list
+    fallbacks: int
+
+    @property
+    def functions_compiled(self) -> int:
+        return sum(1 for row in self.rows if row.graphs)
+
+    @property
+    def graphs(self) -> int:
+        return sum(row.graphs for row in self.rows)
+
+    @property
+    def recompiles(self) -> int:
+        return sum(row.recompiles for row in self.rows)
+
+    @property
+    def compile_seconds(self) -> float:
+        return sum(row.compile_seconds for row in self.rows)
+
+    def headline(self) -> str:
+        return (f"{self.functions_compiled} function{'s' if self.functions_compiled != 1 else ''} compiled · "
+                f"{self.graphs} graph{'s' if self.graphs != 1 else ''} · {len(self.breaks)} "
+                f"break{'s' if len(self.breaks) != 1 else ''} · {self.recompiles} "
+                f"recompile{'s' if self.recompiles != 1 else ''} · {self.compile_seconds:.2f} s compiling")
+
+
+def collect() -> Summary:
+    from jitcore.report.console import EVENTS
+    from jitcore.report.explain import _RecordingBackend
+    from jitcore.runtime.install import ALL_CACHES
+    rows: dict = {}
+    breaks: dict = {}
+    for cache in sorted(ALL_CACHES, key=lambda c: (c.code.co_filename, c.code.co_firstlineno, c.code.co_name)):
+        if isinstance(cache.options.backend, _RecordingBackend) or not cache.entries:
+            continue
+        frame = frame_of(cache.code)
+        key = (frame.filename, frame.lineno, frame.function)
+        row = rows.get(key)
+        if row is None:
+            row = rows[key] = FunctionRow(f"{frame.function}()", f"{short_path(frame.filename)}:{frame.lineno}")
+        row.recompiles += len(cache.entries) - 1
+        for entry in cache.entries:
+            row.compile_seconds += sum(entry.compile_seconds.values())
+            if entry.native:
+                row.native_entries += 1
+            elif entry.gm is not None:
+                row.graphs += 1
+                row.ops += entry.op_count
+            brk = entry.break_reason
+            if brk is not None and (brk.location, brk.kind) not in breaks:
+                filename, lineno, _, function = brk.location or ("", 0, "", "")
+                if not function or function == cache.code.co_name:
+                    function = frame.function
+                breaks[(brk.location, brk.kind)] = (f"{short_path(filename)}:{lineno}", f"{function}()",
+                                                    reason_of(brk.info, brk.detail))
+                row.breaks += 1
+    fallbacks = sum(1 for topic, _ in EVENTS if topic == "fallbacks")
+    return Summary(list(rows.values()), list(breaks.values()), fallbacks)
+
+
+def render(summary: Summary):
+    parts = [header("summary", "what jitcore compiled in this process", "cyan"),
+             Rows([("", summary.headline())], label_width=0)]
+    if not summary.rows:
+        parts.append(Rows([("", "nothing was compiled: no function of yours was called with tensors or modules")]))
+        return Group(*parts)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, header_style="bold", padding=(0, 1))
+    table.add_column("function", overflow="fold")
+    for column in ("graphs", "ops", "breaks", "recompiles", "compile"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for row in sorted(summary.rows, key=lambda r: -r.compile_seconds):
+        name = Text(row.function, style="bold")
+        name.append(f" {row.where}", style="dim")
+        table.add_row(name, str(row.graphs), str(row.ops), str(row.breaks), str(row.recompiles),
+                      f"{row.compile_seconds * 1e3:.0f} ms")
+    parts.append(Padding(table, (0, 0, 0, 1)))
+    if summary.breaks:
+        parts.append(Rows([("break" if i == 0 else "", f"{where} in {function}: {reason}")
+                           for i, (where, function, reason) in enumerate(summary.breaks)]))
+    native = sum(row.native_entries for row in summary.rows)
+    if native:
+        parts.append(Rows([("note", f"{native} variant{'s' if native != 1 else ''} ran natively (no graph): "
+                                    f"see the breaks and fallbacks")]))
+    if summary.fallbacks:
+        parts.append(Rows([("note", f"{summary.fallbacks} fallback(s) after internal errors were reported above")]))
+    return Group(*parts)
+
+
+_printed = False
+
+
+def print_summary(console=None) -> Summary:
+    """Print the summary (once per process unless a console is given) and return it."""
+    global _printed
+    from jitcore.report.console import MAX_WIDTH, get_console
+    summary = collect()
+    if console is None:
+        if _printed:
+            return summary
+        _printed = True
+        console = get_console()
+    console.print(render(summary), width=min(console.width, MAX_WIDTH))
+    return summary

@@ -1,0 +1,224 @@
+"""Auto-enable (`JITCORE=1 python script.py`): compile the user's tensor functions without code changes.
+
+The `jitcore-autoenable.pth` hook imports this module at start-up when JITCORE is set, and importing it starts
+discovery: one *global* PY_START callback on a tool id of its own (not the one enabled() blocks use), armed once.
+The first call of each code object decides. User code (not the standard library, site-packages, torch or jitcore)
+whose arguments hold a tensor or an nn.Module gets the dispatch prologue, captured from this call's arguments as in
+enabled(): this call runs natively, later calls run compiled. Everything else gets DISABLE and costs nothing after.
+Entry points: `start(backend=None)`, `stop()`, `original_code(fn)`, `AUTO`.
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import site
+import sys
+import sysconfig
+import threading
+import types
+import weakref
+
+from jitcore.config import config
+from jitcore.report.console import say
+from jitcore.runtime.monitor import frame_function
+from jitcore.runtime.prologue import FALLTHROUGH, build_prologue_code
+from jitcore.runtime.registry import is_disabled
+
+__all__ = ["start", "stop", "original_code", "AUTO", "AutoEnabler"]
+
+_MON = sys.monitoring
+_PY_START = _MON.events.PY_START
+#: tool ids auto-enable may take; OPTIMIZER_ID stays free for the Monitor of enabled() blocks
+_TOOL_IDS = (4, 3)
+_NOT_PLAIN = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+#: dunder methods are called by Python's machinery (construction, repr, attribute hooks), never hot tensor code
+_DUNDERS_KEPT = frozenset({"__call__"})
+
+
+def _library_roots() -> tuple:
+    """Directories whose code is never user code: the standard library, site-packages, torch and jitcore."""
+    roots = set()
+    for scheme_vars in ({}, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}):
+        paths = sysconfig.get_paths(vars=scheme_vars) if scheme_vars else sysconfig.get_paths()
+        roots.update(paths[key] for key in ("stdlib", "platstdlib", "purelib", "platlib") if key in paths)
+    roots.update(getattr(site, "getsitepackages", lambda: [])())
+    user_site = getattr(site, "getusersitepackages", lambda: None)()
+    if isinstance(user_site, str):
+        roots.add(user_site)
+    for name in ("jitcore", "guards", "backends", "torch"):
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "__file__", None):
+            roots.add(os.path.dirname(module.__file__))
+    return tuple(sorted({os.path.join(os.path.realpath(root), "") for root in roots if root}))
+
+
+class AutoEnabler:
+    """The process-wide discovery tool. `installed` maps each function given a prologue to its original code."""
+
+    def __init__(self):
+        self.tool_id: int | None = None
+        self.options = None
+        self.installed: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+        #: code -> (cache, prologue code): one cache per code object, shared by its closures
+        self._prologues: dict = {}
+        self._roots: tuple = ()
+        self._lock = threading.RLock()
+        self._tensor_types: tuple = ()
+        #: filename -> whether it is user code (the check resolves links, so it is remembered)
+        self._files: dict = {}
+        #: first calls looked at, and prologues installed (the CLI summary and tests read them)
+        self.seen = 0
+        self.installs = 0
+
+    @property
+    def active(self) -> bool:
+        return self.tool_id is not None
+
+    def start(self, backend=None) -> None:
+        """Arm the global PY_START callback (once; later calls change nothing)."""
+        with self._lock:
+            if self.active:
+                return
+            import torch
+            from jitcore.api import _options
+            self.options = _options(backend or config.autoenable_backend, False, None, None)
+            self._tensor_types = (torch.Tensor, torch.nn.Module)
+            self._roots = _library_roots()
+            for candidate in _TOOL_IDS:
+                if _MON.get_tool(candidate) is None:
+                    _MON.use_tool_id(candidate, "jitcore-autoenable")
+                    self.tool_id = candidate
+                    break
+            else:
+                say("fallbacks", "JITCORE=1: no free sys.monitoring tool id, so nothing is compiled automatically",
+                    always=True)
+                return
+            _MON.register_callback(self.tool_id, _PY_START, self._callback)
+            _MON.set_events(self.tool_id, _PY_START)  # global, once for the whole process (DESIGN §8)
+
+    def stop(self) -> None:
+        """Disarm and give every function its original code back (tests; the CLI never needs it)."""
+        with self._lock:
+            if not self.active:
+                return
+            _MON.set_events(self.tool_id, 0)
+            _MON.register_callback(self.tool_id, _PY_START, None)
+            _MON.free_tool_id(self.tool_id)
+            self.tool_id = None
+            for fn, code in list(self.installed.items()):
+                fn.__code__ = code
+            self.installed.clear()
+            self._prologues.clear()
+
+    # -- the callback -----------------------------------------------------------------------------------------
+    def _callback(self, code, offset):
+        if not self._may_be_user_code(code):
+            return _MON.DISABLE
+        frame = sys._getframe(1)
+        caller = frame.f_back
+        if caller is not None and caller.f_code.co_filename.startswith("<jitcore"):
+            return None  # jitcore runs this original natively (a fallback of a compiled copy): decide on a user call
+        self.seen += 1
+        try:
+            if not self._holds_tensors(frame, code):
+                return _MON.DISABLE
+            self._install(code, frame)
+        except Exception as exc:  # never let discovery abort the user's call
+            say("fallbacks", f"JITCORE=1: internal error while compiling {code.co_qualname}: "
+                             f"{type(exc).__name__}: {exc}; it runs natively", key=("autoenable", code), always=True)
+            return _MON.DISABLE
+        # closures re-created per call share this code: keep looking at new instances
+        return None if code.co_freevars else _MON.DISABLE
+
+    def _may_be_user_code(self, code) -> bool:
+        filename = code.co_filename
+        if filename.startswith("<") and filename not in ("<string>", "<stdin>"):
+            return False  # frozen modules, fx and jitcore generated code
+        if code.co_flags & _NOT_PLAIN or code.co_name == "<module>":
+            return False
+        name = code.co_name
+        if name.startswith("__") and name.endswith("__") and name not in _DUNDERS_KEPT:
+            return False
+        if any(const is FALLTHROUGH for const in code.co_consts):
+            return False  # a prologue jitcore built (compiled copies, resume functions)
+        known = self._files.get(filename)
+        if known is None:
+            path = os.path.realpath(filename) if not filename.startswith("<") else filename
+            known = self._files[filename] = not path.startswith(self._roots)
+        return known
+
+    def _holds_tensors(self, frame, code) -> bool:
+        """True when an argument is a tensor or module, or a list/tuple/dict holding one near its front."""
+        kinds = self._tensor_types
+        count = code.co_argcount + code.co_kwonlyargcount
+        count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+        f_locals = frame.f_locals
+        for name in code.co_varnames[:count]:
+            value = f_locals.get(name)
+            if isinstance(value, kinds):
+                return True
+            if type(value) in (list, tuple):
+                items = value[:8]
+            elif type(value) is dict:
+                items = list(value.values())[:8]
+            else:
+                continue
+            if any(isinstance(item, kinds) for item in items):
+                return True
+        return False
+
+    def _install(self, code, frame) -> None:
+        fn = frame_function(frame)
+        if fn is None or fn.__code__ is not code or is_disabled(fn):
+            return
+        with self._lock:
+            found = self._prologues.get(code)
+            if found is None:
+                from jitcore.runtime.install import new_cache
+                cache = new_cache(code, fn.__globals__, self.options)
+                found = self._prologues[code] = (cache, build_prologue_code(code, cache.dispatch))
+            cache, prologue = found
+            f_locals = frame.f_locals
+            args = tuple(f_locals[name] for name in cache.params if name in f_locals)
+            if len(args) == len(cache.params):
+                cache.prepare(args, fn.__closure__)
+            self.installed[fn] = code
+            fn.__code__ = prologue
+            self.installs += 1
+
+    def caches(self) -> list:
+        return [cache for cache, _ in self._prologues.values()]
+
+
+AUTO = AutoEnabler()
+
+
+def start(backend=None) -> None:
+    """Compile the user's tensor functions from now on, process-wide (what JITCORE=1 does at start-up)."""
+    AUTO.start(backend)
+
+
+def stop() -> None:
+    AUTO.stop()
+
+
+def original_code(fn):
+    """The code `fn` had before auto-enable gave it a prologue, or None when auto-enable never touched it."""
+    return AUTO.installed.get(fn)
+
+
+def _print_summary_at_exit() -> None:
+    """With JITCORE_LOG naming graphs, a JITCORE=1 run ends with the summary table `python -m jitcore run` prints."""
+    if "graphs" in config.log:
+        from jitcore.report.summary import print_summary
+        print_summary()
+
+
+def _start_from_environment() -> None:
+    if config.autoenable and not AUTO.active:
+        import atexit
+        start()
+        atexit.register(_print_summary_at_exit)
+
+
+_start_from_environment()

@@ -1,0 +1,60 @@
+"""Generated code objects keep CPython's exception-table invariants (DESIGN §4 pitfalls)."""
+import dis
+
+import torch
+
+import jitcore as jit
+from jitcore.codegen.resume import resume_code, resume_origin
+from jitcore.runtime.prologue import build_prologue_code, FALLTHROUGH
+from jitcore.runtime.resume_fns import _RESUMES
+
+
+def _with_try(x, items):
+    total = 0
+    try:
+        for item in items:
+            total += item
+        y = x * total
+    except KeyError:
+        y = x
+    finally:
+        total = -1
+    return y, total
+
+
+def _depths(code):
+    return [(e.depth, e.lasti) for e in dis._parse_exception_table(code)]
+
+
+def test_prologue_keeps_exception_depths():
+    code = build_prologue_code(_with_try.__code__, lambda *a: FALLTHROUGH)
+    assert _depths(code) == _depths(_with_try.__code__)
+
+
+def test_resume_code_inside_try_keeps_exception_depths():
+    insts = [i for i in dis.get_instructions(_with_try) if i.opname == "BINARY_OP"]
+    target = insts[-1].offset  # x * total, inside the try body
+    code = resume_code(_with_try.__code__, target, ("value", "value"), ("x", "items", "total"), "resume")
+    assert _depths(code) == _depths(_with_try.__code__)
+    assert all(depth < 1000 for depth, _ in _depths(build_prologue_code(code, lambda *a: FALLTHROUGH)))
+    assert resume_origin(code)[0] is _with_try.__code__
+
+
+def test_resume_function_code_never_has_unknown_depths():
+    def f(x):
+        try:
+            v = x.sum().item()
+            return [1, 2][int(v) + 100]
+        except KeyError:
+            return None
+
+    compiled = jit.compile(f, backend="eager")
+    for _ in range(2):
+        try:
+            compiled(torch.ones(2))
+        except IndexError:
+            pass
+    codes = [fn.__code__ for key, fn in _RESUMES.items() if key[0] is f.__code__]
+    assert codes
+    for code in codes:
+        assert all(depth < 1000 for depth, _ in _depths(code)), _depths(code)
