@@ -6,6 +6,7 @@ Entry points: GuardTree, the *Match checks, compile_tree -> GuardFunction (`.che
 """
 
 from guards.checks import (
+    BatchIdentityMatch,
     Check,
     DictKeysMatch,
     EqualsMatch,
@@ -23,6 +24,7 @@ from guards.render import Namespace
 from guards.tree import GuardNode, GuardTree, count_checks
 
 __all__ = [
+    "BatchIdentityMatch",
     "Check",
     "DictKeysMatch",
     "EqualsMatch",

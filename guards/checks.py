@@ -10,7 +10,9 @@ DictKeysMatch, TensorMatch, GlobalStateMatch.
 from __future__ import annotations
 
 import math
+import operator as _operator
 import weakref
+
 
 import torch
 
@@ -18,6 +20,7 @@ from guards.render import Namespace, constant_source, distinct_type_names, liter
 
 __all__ = [
     "Check",
+    "BatchIdentityMatch",
     "DictKeysMatch",
     "EqualsMatch",
     "GlobalStateMatch",
@@ -393,6 +396,72 @@ class IntPredicateMatch(Check):
 
     def _key(self) -> tuple:
         return (self.template, self.expected, self.kind)
+
+
+class BatchIdentityMatch(Check):
+    """A root check standing for many per-item checks on module state: each `containers[i][keys[i]]` is still the
+    object it was (parameters, buffers, submodules, `training` flags), the first `n_grads` of those objects keep
+    their requires_grad, and every dict in `empty` is still empty (hook dicts).
+
+    It is one check however many items it covers: the items are read with C-level `map`, so a model with
+    hundreds of parameters costs microseconds, not one Python-level check per parameter. The containers are the
+    modules' own dicts captured at compile time (nn.Module never replaces them). `names[i]` is the user's name
+    of item i, for failures.
+    """
+
+    __slots__ = ("containers", "keys", "ids", "n_grads", "grads", "empty", "names", "empty_names", "_objects")
+    cost = 4
+
+    def __init__(self, containers, keys, objects, n_grads, empty, names, empty_names) -> None:
+        self.containers = tuple(containers)
+        self.keys = tuple(keys)
+        self._objects = tuple(objects)
+        self.ids = [id(o) for o in objects]
+        self.n_grads = n_grads
+        self.grads = [o.requires_grad for o in objects[:n_grads]]
+        self.empty = tuple(empty)
+        self.names = tuple(names)
+        self.empty_names = tuple(empty_names)
+
+    def _read(self):
+        return list(map(_dict_getitem, self.containers, self.keys))
+
+    def holds(self) -> bool:
+        values = list(map(_dict_getitem, self.containers, self.keys))
+        return (list(map(id, values)) == self.ids
+                and list(map(_requires_grad, values[:self.n_grads])) == self.grads
+                and not any(map(len, self.empty)))
+
+    def render(self, var: str, ns: Namespace) -> str:
+        return f"{ns.constant(self.holds, 'module_state')}()"
+
+    def explain(self, value: object = None) -> str | None:
+        try:
+            values = self._read()
+        except Exception as error:
+            return f"module state could not be read ({type(error).__name__}: {error})"
+        for name, old, new in zip(self.names, self._objects, values):
+            if new is not old:
+                return f"{name} was replaced ({short_repr(old)} -> {short_repr(new)})"
+        for name, old, new in zip(self.names, self.grads, values):
+            if new.requires_grad is not old:
+                return f"{name}.requires_grad changed {old} -> {new.requires_grad}"
+        for name, hooks in zip(self.empty_names, self.empty):
+            if len(hooks):
+                return f"{name} is no longer empty (a hook was added)"
+        return None
+
+    def describe(self) -> str:
+        return (f"BatchIdentityMatch({len(self.keys)} module items, {self.n_grads} with requires_grad, "
+                f"{len(self.empty)} empty hook dicts)")
+
+    def _key(self) -> tuple:
+        return (tuple(map(id, self.containers)), self.keys, tuple(self.ids), tuple(self.grads),
+                tuple(map(id, self.empty)))
+
+
+_dict_getitem = dict.__getitem__
+_requires_grad = _operator.attrgetter("requires_grad")
 
 
 class DictKeysMatch(Check):

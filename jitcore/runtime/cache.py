@@ -21,6 +21,7 @@ from jitcore.codegen.transform import build_entry
 from jitcore.errors import GraphBreakError, BackendCompileError, InternalError, JitError
 from jitcore.report.console import say, compile_status
 from jitcore.runtime.dispatch import Dispatcher
+from jitcore.runtime.guard_batch import batch_module_guards, source_reader
 from jitcore.runtime.prologue import FALLTHROUGH
 
 __all__ = ["FrameCache", "Entry", "Options", "STATS"]
@@ -150,13 +151,13 @@ class FrameCache:
         except CaptureInternalError as exc:
             return self._internal_failure("capture", exc)
         try:
-            return self._compile(captured, started)
+            return self._compile(captured, started, (args, cells))
         except JitError:
             raise
         except Exception as exc:
             return self._internal_failure("codegen", exc)
 
-    def _compile(self, captured, started) -> Entry:
+    def _compile(self, captured, started, live) -> Entry:
         timings = {"capture": captured.capture_seconds}
         compiled = None
         if captured.gm is not None:
@@ -193,7 +194,7 @@ class FrameCache:
             say("graphs", f"graph of {self.where()} with {captured.op_count} ops:\n{captured.gm.code}",
                 key=("graph", id(captured.gm)), code=self.code, gm=captured.gm, op_count=captured.op_count,
                 guards=captured.guards)
-        guard_fn = self._guards(captured.guards)
+        guard_fn = self._guards(captured.guards, live)
         return Entry(guard_fn.check, run, guard_fn, native=False, gm=captured.gm, op_count=captured.op_count,
                      break_reason=captured.break_point.reason if captured.break_point else None,
                      compile_seconds=timings)
@@ -214,11 +215,19 @@ class FrameCache:
         has_prefix = captured.gm is not None
         return BreakSteps(self.code, original, offset_map, resume, native_callable, has_prefix)
 
-    def _guards(self, collected):
+    def _guards(self, collected, live=None):
+        """The compiled guard function; `live` = (args, cells) of the capturing call lets module-state checks be
+        batched into one (runtime/guard_batch.py)."""
+        if live is not None:
+            read = source_reader(self.params, live[0], live[1], self.globals, _builtins(self.globals))
+            collected = batch_module_guards(collected, read)
         tree = guards.GuardTree()
         tree.add_root(GlobalStateMatch())
         for source, check in collected:
-            tree.add(source.path, check, source.user_name)
+            if source is None:
+                tree.add_root(check, "module state")
+            else:
+                tree.add(source.path, check, source.user_name)
         return guards.compile_tree(tree, list(self.params), self.globals, _builtins(self.globals))
 
     def _native(self, guard_fn, reason=None) -> Entry:

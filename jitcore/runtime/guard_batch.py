@@ -1,0 +1,91 @@
+"""Batching the guards on module state into one check per cache entry (DESIGN §5, issue 6).
+
+A model's forward reads every parameter, buffer, submodule, hook dict and `training` flag it uses; guarding each
+one separately costs one Python-level check per item on every call. `batch_module_guards` replaces those checks
+with one BatchIdentityMatch that compares them all at C speed. Only checks on module state are batched; what
+the user passes in is guarded as before.
+"""
+from __future__ import annotations
+
+import sys
+
+import torch
+
+from guards.checks import BatchIdentityMatch, EqualsMatch, IdMatch, LengthMatch, TensorMatch
+from guards.tree import read_step
+from jitcore.capture.sources import AttrSource, ModuleDictSource, ModuleGlobalSource
+
+__all__ = ["batch_module_guards", "source_reader"]
+
+_HOOK_DICTS = frozenset({"_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks"})
+#: below this many module items the per-item checks are as cheap as the batch
+_MIN_ITEMS = 4
+
+
+def source_reader(params, args, cells, fn_globals, builtins):
+    """read(source) -> the object the source names for these live arguments."""
+    def read(source):
+        path = source.path
+        kind, key = path[0]
+        if kind == "local":
+            value = args[params.index(key)]
+        elif kind == "global":
+            value = fn_globals[key]
+        elif kind == "builtin":
+            value = builtins[key]
+        elif kind == "cell":
+            value = cells[key].cell_contents
+        else:
+            value = sys.modules[key]
+        for step in path[1:]:
+            value = read_step(value, step)
+        return value
+    return read
+
+
+def batch_module_guards(collected: list, read) -> list:
+    """collected (source, check) pairs -> the same guards with module-state checks folded into one."""
+    tensors, others, empty, kept = [], [], [], []
+    for source, check in collected:
+        try:
+            item = _module_item(source, check, read)
+        except Exception:
+            item = None
+        if item is None:
+            kept.append((source, check))
+        elif item[0] == "tensor":
+            tensors.append(item[1:])
+        elif item[0] == "object":
+            others.append(item[1:])
+        else:
+            empty.append(item[1:])
+    if len(tensors) + len(others) + len(empty) < _MIN_ITEMS:
+        return collected
+    items = tensors + others
+    batch = BatchIdentityMatch(
+        containers=[c for c, _, _, _ in items], keys=[k for _, k, _, _ in items],
+        objects=[o for _, _, o, _ in items], n_grads=len(tensors),
+        empty=[d for d, _ in empty], names=[n for _, _, _, n in items], empty_names=[n for _, n in empty])
+    return kept + [(None, batch)]
+
+
+def _module_item(source, check, read):
+    """(kind, ...) for a check on module state that the batch can stand for, else None."""
+    if isinstance(source, ModuleDictSource) and source.dict_name in ("_parameters", "_buffers", "_modules"):
+        if isinstance(check, TensorMatch) or isinstance(check, IdMatch) or (
+                isinstance(check, EqualsMatch) and check.value is None):
+            container = read(AttrSource(source.base, source.dict_name))
+            obj = container[source.key]
+            kind = "tensor" if isinstance(obj, torch.Tensor) else "object"
+            return (kind, container, source.key, obj, source.user_name)
+        return None
+    if isinstance(source, AttrSource) and isinstance(check, LengthMatch) and check.length == 0 \
+            and source.name in _HOOK_DICTS and isinstance(read(source.base), torch.nn.Module):
+        return ("empty", read(source), source.user_name)
+    if isinstance(source, ModuleGlobalSource) and isinstance(check, LengthMatch) and check.length == 0:
+        return ("empty", read(source), source.user_name)
+    if isinstance(source, AttrSource) and source.name == "training" and isinstance(check, EqualsMatch):
+        module = read(source.base)
+        if isinstance(module, torch.nn.Module) and "training" in module.__dict__:
+            return ("object", module.__dict__, "training", module.__dict__["training"], source.user_name)
+    return None
