@@ -109,7 +109,7 @@ class EntryCodegen:
 
 
 def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, builtins: dict, name: str,
-                steps=None):
+                steps=None, pinned=None):
     """The entry function `(*params, ___cells) -> result` for one cache entry.
 
     For a frame that stopped at a break point, `steps` (codegen/steps.py) turns the break into Python: rebuild
@@ -121,7 +121,10 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
     if compiled_graph is not None:
         cg.namespace["___graph"] = compiled_graph
         cg.outputs = {id(tv.node): i for i, tv in enumerate(captured.outputs)}
-        inputs = ", ".join(source.emit(cg) for source in captured.input_sources)
+        # inputs the guards pin by identity (module parameters and buffers) are passed as the objects themselves
+        pinned = pinned or {}
+        inputs = ", ".join(cg.constant_object(pinned[source], "param") if source in pinned else source.emit(cg)
+                           for source in captured.input_sources)
         lines.append(f"    ___out = ___graph({inputs})")
     replay = captured.ctx.side_effects.emit(cg) if captured.ctx.side_effects else []
     if captured.break_point is None:

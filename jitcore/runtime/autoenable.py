@@ -9,6 +9,7 @@ Entry points: `start(backend=None)`, `stop()`, `original_code(fn)`, `AUTO`.
 """
 from __future__ import annotations
 
+import atexit
 import inspect
 import os
 import site
@@ -95,6 +96,14 @@ class AutoEnabler:
                 return
             _MON.register_callback(self.tool_id, _PY_START, self._callback)
             _MON.set_events(self.tool_id, _PY_START)  # global, once for the whole process (DESIGN §8)
+            # disarm before interpreter shutdown: code first run while modules are torn down must not reach us
+            atexit.register(self._disarm_at_exit)
+
+    def _disarm_at_exit(self) -> None:
+        with self._lock:
+            if self.active:
+                _MON.set_events(self.tool_id, 0)
+                _MON.register_callback(self.tool_id, _PY_START, None)
 
     def stop(self) -> None:
         """Disarm and give every function its original code back (tests; the CLI never needs it)."""
@@ -216,7 +225,6 @@ def _print_summary_at_exit() -> None:
 
 def _start_from_environment() -> None:
     if config.autoenable and not AUTO.active:
-        import atexit
         start()
         atexit.register(_print_summary_at_exit)
 

@@ -177,6 +177,10 @@ class FrameCache:
             timings["backend"] = time.perf_counter() - t0
             STATS.graphs += 1
         t0 = time.perf_counter()
+        read = source_reader(self.params, live[0], live[1], self.globals, _builtins(self.globals))
+        pinned: dict = {}
+        batched = batch_module_guards(captured.guards, read, pinned)
+        recorded = len(captured.guards)
         steps = None
         if captured.break_point is not None:
             if self.options.fullgraph:
@@ -184,7 +188,8 @@ class FrameCache:
             steps = self._break_steps(captured)
             self._report_break(captured.break_point.reason, resumed=True)
         try:
-            run = build_entry(captured, compiled, self.params, self.globals, captured.ctx.builtins, self.name, steps)
+            run = build_entry(captured, compiled, self.params, self.globals, captured.ctx.builtins, self.name, steps,
+                              pinned)
         except GraphBreak as brk:
             # the stack or a local at the break cannot be rebuilt as Python objects: run the frame natively
             self._report_break(brk, resumed=False)
@@ -194,7 +199,8 @@ class FrameCache:
             say("graphs", f"graph of {self.where()} with {captured.op_count} ops:\n{captured.gm.code}",
                 key=("graph", id(captured.gm)), code=self.code, gm=captured.gm, op_count=captured.op_count,
                 guards=captured.guards)
-        guard_fn = self._guards(captured.guards, live)
+        # codegen may rely on more facts (a callee module's hooks): they were recorded after the batching
+        guard_fn = self._guards(batched + captured.guards[recorded:])
         return Entry(guard_fn.check, run, guard_fn, native=False, gm=captured.gm, op_count=captured.op_count,
                      break_reason=captured.break_point.reason if captured.break_point else None,
                      compile_seconds=timings)
@@ -215,12 +221,8 @@ class FrameCache:
         has_prefix = captured.gm is not None
         return BreakSteps(self.code, original, offset_map, resume, native_callable, has_prefix)
 
-    def _guards(self, collected, live=None):
-        """The compiled guard function; `live` = (args, cells) of the capturing call lets module-state checks be
-        batched into one (runtime/guard_batch.py)."""
-        if live is not None:
-            read = source_reader(self.params, live[0], live[1], self.globals, _builtins(self.globals))
-            collected = batch_module_guards(collected, read)
+    def _guards(self, collected):
+        """The compiled guard function for (source, check) pairs; a None source marks a root check."""
         tree = guards.GuardTree()
         tree.add_root(GlobalStateMatch())
         for source, check in collected:

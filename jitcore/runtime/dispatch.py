@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import inspect
 
+import torch
+
 from jitcore.runtime.prologue import FALLTHROUGH
 
 __all__ = ["Dispatcher", "DefaultPlaceholder"]
@@ -27,6 +29,35 @@ class DefaultPlaceholder:
 
     def __repr__(self):
         return f"<default of {self.name}>"
+
+
+#: entries from which a shape switch is worth generating
+_SWITCH_MIN = 3
+
+
+def _switch(params, entries):
+    """(parameter index, {size: entry indices}, indices for any other value) when the entries' guards each pin
+    the shape of one tensor parameter (the first such parameter), else None. Entries that do not pin it are
+    candidates for every shape, in their original order."""
+    from guards.checks import TensorMatch
+    for index, name in enumerate(params):
+        sizes, anywhere = [], []
+        for i, entry in enumerate(entries):
+            node = entry.guard_function.tree.node((("local", name),))
+            found = [c for c, _, _ in node.checks if isinstance(c, TensorMatch)] if node is not None else []
+            if found and None not in found[0].sizes:
+                sizes.append((i, found[0].sizes))
+            else:
+                anywhere.append(i)
+        if len({size for _, size in sizes}) < 2:
+            continue
+        table = {}
+        for i, size in sizes:
+            table.setdefault(size, [])
+        for size in table:
+            table[size] = sorted([i for i, s in sizes if s == size] + anywhere)
+        return index, table, anywhere
+    return None
 
 
 class Dispatcher:
@@ -92,14 +123,33 @@ class Dispatcher:
                 lines.append(f"        {safe[name]} = ___orig.{attr}[{key!r}]")
             lines.append("    if ___orig.__code__ is not ___code:")
             lines.append(f"        return {self._call_original()}")
-        for i, _ in enumerate(entries):
-            lines.append(f"    {'if' if i == 0 else 'elif'} ___guard{i}({args}):")
-            lines.append(f"        ___r = ___run{i}({args})")
-        if entries:
+        switch = _switch(self.params, entries) if len(entries) >= _SWITCH_MIN else None
+        if switch is not None:
+            # entries that differ in one tensor's shape: the shape picks the candidates, so a hit costs about one
+            # entry's checks however many entries there are (DESIGN §5: flat dispatch cost)
+            index, table, fallback = switch
+            self.namespace["___table"] = {size: tuple((entries[i].guard_check, entries[i].run) for i in idx)
+                                          for size, idx in table.items()}
+            self.namespace["___fallback"] = tuple((entries[i].guard_check, entries[i].run) for i in fallback)
+            self.namespace["___Tensor"] = torch.Tensor
+            p = self.names[index]
+            lines.append(f"    ___cands = ___table.get({p}.size(), ___fallback) if isinstance({p}, ___Tensor) "
+                         f"else ___fallback")
+            lines.append("    for ___g, ___run in ___cands:")
+            lines.append(f"        if ___g({args}):")
+            lines.append(f"            ___r = ___run({args})")
+            lines.append("            break")
             lines.append("    else:")
             lines.append(f"        ___r = ___miss({packed}, ___cells)")
         else:
-            lines.append(f"    ___r = ___miss({packed}, ___cells)")
+            for i, _ in enumerate(entries):
+                lines.append(f"    {'if' if i == 0 else 'elif'} ___guard{i}({args}):")
+                lines.append(f"        ___r = ___run{i}({args})")
+            if entries:
+                lines.append("    else:")
+                lines.append(f"        ___r = ___miss({packed}, ___cells)")
+            else:
+                lines.append(f"    ___r = ___miss({packed}, ___cells)")
         if calling:
             lines.append("    if ___r is ___FALLTHROUGH:")
             lines.append(f"        return {self._call_original()}")

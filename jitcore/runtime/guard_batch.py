@@ -43,8 +43,12 @@ def source_reader(params, args, cells, fn_globals, builtins):
     return read
 
 
-def batch_module_guards(collected: list, read) -> list:
-    """collected (source, check) pairs -> the same guards with module-state checks folded into one."""
+def batch_module_guards(collected: list, read, pinned: dict | None = None) -> list:
+    """collected (source, check) pairs -> the same guards with module-state checks folded into one.
+
+    `pinned`, when given, receives source -> object for every tensor the batch pins by identity: an entry may
+    pass those objects to its graph directly instead of reloading them through the module tree on every call.
+    """
     tensors, others, empty, kept = [], [], [], []
     for source, check in collected:
         try:
@@ -54,7 +58,7 @@ def batch_module_guards(collected: list, read) -> list:
         if item is None:
             kept.append((source, check))
         elif item[0] == "tensor":
-            tensors.append(item[1:])
+            tensors.append(item[1:] + (source,))
         elif item[0] == "object":
             others.append(item[1:])
         else:
@@ -62,10 +66,12 @@ def batch_module_guards(collected: list, read) -> list:
     if len(tensors) + len(others) + len(empty) < _MIN_ITEMS:
         return collected
     items = tensors + others
+    if pinned is not None:
+        pinned.update((source, obj) for _, _, obj, _, source in tensors)
     batch = BatchIdentityMatch(
-        containers=[c for c, _, _, _ in items], keys=[k for _, k, _, _ in items],
-        objects=[o for _, _, o, _ in items], n_grads=len(tensors),
-        empty=[d for d, _ in empty], names=[n for _, _, _, n in items], empty_names=[n for _, n in empty])
+        containers=[item[0] for item in items], keys=[item[1] for item in items],
+        objects=[item[2] for item in items], n_grads=len(tensors),
+        empty=[d for d, _ in empty], names=[item[3] for item in items], empty_names=[n for _, n in empty])
     return kept + [(None, batch)]
 
 
