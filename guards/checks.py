@@ -239,7 +239,7 @@ class EqualsMatch(Check):
         if type(value) is not type(self.value):
             return (f"expected {short_repr(self.value)} ({type_name(type(self.value))}), "
                     f"got {short_repr(value)} ({type_name(type(value))})")
-        return f"expected {short_repr(self.value)}, got {short_repr(value)}"
+        return f"changed {short_repr(self.value)} -> {short_repr(value)}"
 
     def describe(self) -> str:
         return f"EqualsMatch({short_repr(self.value)})"
@@ -442,6 +442,8 @@ class BatchIdentityMatch(Check):
             return f"module state could not be read ({type(error).__name__}: {error})"
         for name, old, new in zip(self.names, self._objects, values):
             if new is not old:
+                if isinstance(old, (bool, int, float, str, type(None))):
+                    return f"{name} changed {short_repr(old)} -> {short_repr(new)}"
                 return f"{name} was replaced ({short_repr(old)} -> {short_repr(new)})"
         for name, old, new in zip(self.names, self.grads, values):
             if new.requires_grad is not old:

@@ -265,12 +265,13 @@ class FrameCache:
 
     # -- reports ----------------------------------------------------------------------------------------------
     def _failure_reasons(self, args, cells) -> list:
-        reasons = []
-        for entry in self.entries:
-            for reason in entry.guard_function.failures(args, cells):
-                if reason not in reasons:
-                    reasons.append(reason)
-        return reasons
+        """Why the newest entry does not fit these arguments: comparing with every stale entry would repeat the
+        same change once per entry (`x.shape[0] changed 4 -> 7`, then `5 -> 7`, ...)."""
+        for entry in reversed(self.entries):
+            reasons = entry.guard_function.failures(args, cells)
+            if reasons:
+                return reasons
+        return []
 
     def _report_recompile(self, args, cells) -> None:
         reasons = self._failure_reasons(args, cells)

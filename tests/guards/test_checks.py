@@ -138,7 +138,7 @@ def test_equals_match_hits_an_equal_int():
 
 
 def test_equals_match_misses_another_int_with_message():
-    assert run(EqualsMatch(2), 3) == (False, ["v: expected 2, got 3"])
+    assert run(EqualsMatch(2), 3) == (False, ["v: changed 2 -> 3"])
 
 
 def test_equals_match_misses_an_equal_value_of_another_type():
@@ -148,25 +148,25 @@ def test_equals_match_misses_an_equal_value_of_another_type():
 
 def test_equals_match_treats_nan_as_equal_to_nan():
     assert run(EqualsMatch(float("nan")), float("nan")) == (True, [])
-    assert run(EqualsMatch(float("nan")), 1.0) == (False, ["v: expected nan, got 1.0"])
+    assert run(EqualsMatch(float("nan")), 1.0) == (False, ["v: changed nan -> 1.0"])
 
 
 def test_equals_match_tells_zero_from_negative_zero():
     assert run(EqualsMatch(0.0), 0.0) == (True, [])
-    assert run(EqualsMatch(0.0), -0.0) == (False, ["v: expected 0.0, got -0.0"])
+    assert run(EqualsMatch(0.0), -0.0) == (False, ["v: changed 0.0 -> -0.0"])
 
 
 def test_equals_match_hits_infinity():
     assert run(EqualsMatch(math.inf), math.inf) == (True, [])
-    assert run(EqualsMatch(math.inf), -math.inf) == (False, ["v: expected inf, got -inf"])
+    assert run(EqualsMatch(math.inf), -math.inf) == (False, ["v: changed inf -> -inf"])
 
 
 def test_equals_match_checks_tuple_element_types():
     assert run(EqualsMatch((1, 2.0, "a")), (1, 2.0, "a")) == (True, [])
     assert run(EqualsMatch((1, 2.0, "a")), (True, 2.0, "a")) == (
-        False, ["v: expected (1, 2.0, 'a'), got (True, 2.0, 'a')"])
+        False, ["v: changed (1, 2.0, 'a') -> (True, 2.0, 'a')"])
     assert run(EqualsMatch((1, (2, None))), (1, (2.0, None))) == (
-        False, ["v: expected (1, (2, None)), got (1, (2.0, None))"])
+        False, ["v: changed (1, (2, None)) -> (1, (2.0, None))"])
 
 
 def test_equals_match_handles_nan_inside_a_tuple():

@@ -106,7 +106,7 @@ def test_global_path_reads_the_live_globals_dict():
     assert guard.check(None, None) is True
     globals_dict["scale"] = 3
     assert guard.check(None, None) is False
-    assert guard.failures((None,), None) == ["G.scale: expected 2, got 3"]
+    assert guard.failures((None,), None) == ["G.scale: changed 2 -> 3"]
 
 
 def test_missing_global_fails_instead_of_raising():
@@ -133,7 +133,7 @@ def test_cell_path_reads_cell_contents():
     guard = compile_tree(tree, [], {}, BUILTINS)
     assert guard.check(make(5).__closure__) is True
     assert guard.check(make(6).__closure__) is False
-    assert guard.failures((), make(6).__closure__) == ["value: expected 5, got 6"]
+    assert guard.failures((), make(6).__closure__) == ["value: changed 5 -> 6"]
 
 
 def test_cell_path_with_missing_cells_fails():
@@ -235,7 +235,7 @@ def test_failures_lists_only_failing_checks_in_run_order():
     guard = compile_tree(tree, ["x", "n", "flag"], {}, BUILTINS)
     assert guard.failures((torch.zeros(2, 3), 4, None), None) == []
     assert guard.failures((torch.zeros(3, 3), 5, None), None) == [
-        "n: expected 4, got 5",
+        "n: changed 4 -> 5",
         "x: shape[0] changed 2 -> 3",
     ]
 
