@@ -242,9 +242,13 @@ def explain(fn, *args, **kwargs):
 
 def reset() -> None:
     """Drop every cache entry and restore every function swapped by an open enabled() block."""
+    from jitcore.runtime import resume_fns
+    from jitcore.codegen import resume
     for cache in list(ALL_CACHES):
         cache.clear()
     INTERCEPTOR.restore_all()
+    resume_fns.clear()
+    resume.OFFSETS.clear()
     STATS.clear()
     from jitcore.report.console import reset_seen
     reset_seen()

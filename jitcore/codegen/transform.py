@@ -109,7 +109,7 @@ class EntryCodegen:
 
 
 def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, builtins: dict, name: str,
-                steps=None, pinned=None):
+                steps=None, pinned=None, on_fault=None):
     """The entry function `(*params, ___cells) -> result` for one cache entry.
 
     For a frame that stopped at a break point, `steps` (codegen/steps.py) turns the break into Python: rebuild
@@ -128,13 +128,22 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
         lines.append(f"    ___out = ___graph({inputs})")
     replay = captured.ctx.side_effects.emit(cg) if captured.ctx.side_effects else []
     if captured.break_point is None:
-        if replay:
+        rebuild = cg.load(captured.result)
+        if on_fault is not None and not replay and _graph_is_pure(captured.gm):
+            # rebuilding the result is jitcore's work: a fault there runs the frame natively instead, which is
+            # safe because nothing observable has happened yet (the graph mutates no input)
+            cg.namespace["___on_fault"] = on_fault
+            lines.append("    try:")
+            lines.append(f"        return {rebuild}")
+            lines.append("    except Exception as ___e:")
+            lines.append("        return ___on_fault(___e)")
+        elif replay:
             # the result is computed before any write-back, which may change what its sources read
-            lines.append(f"    ___result = {cg.load(captured.result)}")
+            lines.append(f"    ___result = {rebuild}")
             lines.extend(f"    {line}" for line in replay)
             lines.append("    return ___result")
         else:
-            lines.append(f"    return {cg.load(captured.result)}")
+            lines.append(f"    return {rebuild}")
     else:
         lines.extend("    " + line for line in steps.emit(cg, captured.break_point, replay))
     signature = ", ".join([*cg.param_names.values(), "___cells"])
@@ -143,6 +152,19 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
     entry = cg.namespace[f"___entry_{_ident(name)}"]
     entry.source = source
     return entry
+
+
+def _graph_is_pure(gm) -> bool:
+    """No node of the graph mutates a tensor in place (so running the frame again natively repeats nothing)."""
+    if gm is None:
+        return True
+    import operator
+    for node in gm.graph.nodes:
+        target = node.target
+        name = target if isinstance(target, str) else getattr(target, "__name__", "")
+        if target is operator.setitem or (name.endswith("_") and not name.endswith("__")):
+            return False
+    return True
 
 
 def _ident(name: str) -> str:

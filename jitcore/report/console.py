@@ -64,6 +64,16 @@ def use_console(console):
         _console = saved
 
 
+def _plain_facts(facts: dict) -> dict:
+    plain = {}
+    for name, value in facts.items():
+        if isinstance(value, (str, int, float, bool, type(None), type(_plain_facts.__code__))):
+            plain[name] = value
+        elif isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            plain[name] = list(value)
+    return plain
+
+
 def say(topic: str, message: str, *, key=None, always: bool = False, **facts) -> None:
     """Record a message; print it when its topic is selected (or always), once per key."""
     from jitcore.config import config
@@ -77,7 +87,9 @@ def say(topic: str, message: str, *, key=None, always: bool = False, **facts) ->
         if dedupe in _seen:
             return
         _seen.add(dedupe)
-        EVENTS.append(event)
+        # the process-wide log keeps plain facts only: a graph, an exception or a break would keep the user's
+        # tensors and frames alive for as long as the log holds the event
+        EVENTS.append(Event(topic, message, _plain_facts(facts), always))
         if len(EVENTS) > _MAX_EVENTS:
             del EVENTS[: len(EVENTS) - _MAX_EVENTS]
     selected = config.log

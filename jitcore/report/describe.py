@@ -3,7 +3,7 @@
 Owns the translation of resume functions to "f() after line 12", of carried stack slots to "stack slot 0", short
 paths, source snippets and the concrete hint shown for each graph break. Imports codegen.resume lazily (to read
 where a resume function continues) and nothing from runtime. Entry points: `frame_of`, `readable`, `short_path`,
-`snippet`, `reason_of`, `hint_for`, `node_location`.
+`snippet`, `reason_of`, `hint_for`, `break_location`, `graph_code`.
 """
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import linecache
 import os
 import textwrap
 
-__all__ = ["Frame", "frame_of", "readable", "short_path", "snippet", "reason_of", "hint_for", "node_location",
-           "graph_code"]
+__all__ = ["Frame", "frame_of", "break_location", "readable", "short_path", "snippet", "reason_of", "hint_for",
+           "node_location", "graph_code"]
 
 # Note [Internal names]: codegen.resume names a resume function `jitcore_resume_in_<f>_at_<line>` and its carried
 # stack slots `___stack<i>`; guards and recompile reasons repeat those names. Users never see them: `frame_of`
@@ -32,12 +32,17 @@ class Frame:
     lineno: int
     resume_line: int | None = None
     mid_line: bool = False
+    #: for a resume in the middle of a line, the source of the expression it continues after
+    after: str = ""
 
     @property
     def label(self) -> str:
         if self.resume_line is None:
             return f"{self.function}()"
-        return f"{self.function}() {'after' if self.mid_line else 'from'} line {self.resume_line}"
+        if not self.mid_line:
+            return f"{self.function}() from line {self.resume_line}"
+        after = f" (`{self.after}`)" if self.after else ""
+        return f"{self.function}() after line {self.resume_line}{after}"
 
     @property
     def where(self) -> str:
@@ -60,14 +65,45 @@ def frame_of(code) -> Frame:
     offset = offsets.get(target)
     if offset is None:
         return frame
-    line, starts = original.co_firstlineno, False
+    line, starts, previous = original.co_firstlineno, False, None
     for inst in dis.get_instructions(original):
         if inst.starts_line is not None:
             line = inst.starts_line
         if inst.offset >= offset:
             starts = inst.starts_line is not None and inst.offset == offset
             break
-    return dataclasses.replace(frame, resume_line=line, mid_line=not starts)
+        previous = inst
+    after = "" if starts or previous is None else _source_of(original.co_filename, previous.positions)
+    return dataclasses.replace(frame, resume_line=line, mid_line=not starts, after=after)
+
+
+def _source_of(filename: str, positions, limit: int = 32) -> str:
+    """The source text an instruction covers (one line only), shortened to `limit` characters."""
+    if positions is None or positions.lineno is None or positions.lineno != positions.end_lineno:
+        return ""
+    if positions.col_offset is None or positions.end_col_offset is None:
+        return ""
+    raw = linecache.getline(filename, positions.lineno).encode()  # columns count UTF-8 bytes
+    text = raw[positions.col_offset:positions.end_col_offset].decode(errors="replace").strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def break_location(code, brk) -> tuple[str, int, str, str]:
+    """(filename, line, source line, function) of a break in `code`, in the user's terms.
+
+    A resume function that starts in the middle of a line reports the instructions before the next line start
+    at its def line (the interpreter's line starts at co_firstlineno); those instructions are on the resume line.
+    """
+    filename, lineno, line, function = brk.location or ("", 0, "", "")
+    if code is None:
+        return filename, lineno, line or "", function
+    frame = frame_of(code)
+    if not function or function == code.co_name:
+        function = frame.function
+        if frame.is_resume and lineno == frame.lineno and filename == frame.filename:
+            lineno = frame.resume_line
+            line = linecache.getline(filename, lineno)
+    return filename, lineno, line or "", function
 
 
 def readable(text: str) -> str:
@@ -190,9 +226,10 @@ def hint_for(kind: str, detail: str, source_line: str, function: str, default: s
     return default
 
 
-def graph_code(gm, filename: str = "") -> str:
+def graph_code(gm, filename: str = "", frame: Frame | None = None) -> str:
     """A graph's Python code for reading: shapes annotated (fx's print_readable), fx's `x = None` bookkeeping and
-    class line dropped, and each run of ops headed by the user's source line it came from."""
+    class line dropped, and each run of ops headed by the user's source line it came from (for a resume
+    function's frame, ops placed at its def line are on its resume line, as in `break_location`)."""
     try:
         text = gm.print_readable(print_output=False)
     except Exception:
@@ -209,6 +246,8 @@ def graph_code(gm, filename: str = "") -> str:
         indent = raw[: len(raw) - len(raw.lstrip())]
         name = stripped.split(":", 1)[0].split("=", 1)[0].strip()
         where = node_location(nodes[name]) if name in nodes else None
+        if where is not None and frame is not None and frame.is_resume and where == (frame.filename, frame.lineno):
+            where = (frame.filename, frame.resume_line)
         if where is not None and where != last:
             file, line = where
             source = linecache.getline(file, line).strip()

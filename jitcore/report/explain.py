@@ -12,7 +12,8 @@ import dataclasses
 import inspect
 import time
 
-from jitcore.report.describe import Frame, frame_of, graph_code, hint_for, readable, reason_of, snippet
+from jitcore.report.describe import (Frame, break_location, frame_of, graph_code, hint_for, readable, reason_of,
+                                     snippet)
 
 __all__ = ["ExplainReport", "GraphInfo", "BreakInfo", "GuardsInfo", "explain_call"]
 
@@ -46,7 +47,7 @@ class GraphInfo(_Rendered):
 
     @property
     def readable_code(self) -> str:
-        return graph_code(self.gm, self.frame.filename)
+        return graph_code(self.gm, self.frame.filename, self.frame)
 
     def __getattr__(self, name):
         if name.startswith("__") or name == "gm":
@@ -55,6 +56,9 @@ class GraphInfo(_Rendered):
 
     def __call__(self, *args, **kwargs):
         return self.gm(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<graph {self.index}: {self.frame.label}, {self.op_count} ops>"
 
 
 @dataclasses.dataclass(eq=False)
@@ -80,6 +84,9 @@ class BreakInfo(_Rendered):
         from jitcore.report.describe import short_path
         return f"{short_path(self.filename)}:{self.lineno}" if self.filename else "unknown location"
 
+    def __repr__(self) -> str:
+        return f"<break at {self.where} in {self.function}(): {self.reason}>"
+
     @property
     def outcome(self) -> str:
         owner = self.frame or f"{self.function}()"
@@ -101,6 +108,9 @@ class GuardsInfo(_Rendered):
 
     def __getitem__(self, index):
         return self.trees[index]
+
+    def __repr__(self) -> str:
+        return f"<guards: {len(self)} checks in {len(self.trees)} entries>"
 
     def pretty(self) -> str:
         """Every tree as indented text, in the user's names."""
@@ -152,6 +162,10 @@ class ExplainReport(_Rendered):
     @property
     def compile_seconds(self) -> float:
         return sum(self.compile_time.values())
+
+    def __repr__(self) -> str:
+        return (f"<ExplainReport {self.function}(): {self.graph_count} graphs, {self.graph_break_count} breaks, "
+                f"{self.op_count} ops, {len(self.guards)} guards>")
 
     def save_html(self, path) -> str:
         """Write the report as one self-contained HTML page (no external files or scripts); returns the path."""
@@ -287,11 +301,8 @@ def _breaks(events, caches) -> list:
 
 
 def _break_info(brk, code, resumed: bool) -> BreakInfo:
-    filename, lineno, line, function = brk.location or ("", 0, "", "")
+    filename, lineno, line, function = break_location(code, brk)
     frame = frame_of(code) if code is not None else None
-    if frame is not None and (not function or function == code.co_name):
-        function = frame.function
-    line = line or ""
     return BreakInfo(brk.kind, reason_of(brk.info, brk.detail), filename, lineno, line.strip(),
                      hint_for(brk.kind, brk.detail, line, function, brk.info.hint), function,
                      frame.label if frame is not None else "", resumed, snippet(filename, lineno))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rich.console import Group
 
-from jitcore.report.describe import frame_of, graph_code, hint_for, readable, reason_of, short_path
+from jitcore.report.describe import break_location, frame_of, graph_code, hint_for, readable, reason_of, short_path
 from jitcore.report.layout import CodeBlock, Rows, guard_tree, header, source_row
 
 __all__ = ["render_event"]
@@ -40,9 +40,7 @@ def render_event(event, selected=frozenset()):
 
 def _break(code, brk, resumed: bool):
     frame = frame_of(code) if code is not None else None
-    filename, lineno, line, function = brk.location or ("", 0, "", "")
-    if frame is not None and (not function or function == code.co_name):
-        function = frame.function
+    filename, lineno, line, function = break_location(code, brk)
     items = [("at", f"{short_path(filename)}:{lineno} in {function}()" if filename else "unknown location")]
     if line and line.strip():
         items.append(("", source_row(lineno, line.strip())))
@@ -99,7 +97,7 @@ def _graph(code, facts, selected):
         ops = facts.get("op_count", 0)
         parts.append(header("graph", f"{frame.label} · {ops} op{'s' if ops != 1 else ''}", "green"))
         parts.append(Rows([("at", frame.where)]))
-        parts.append(CodeBlock(graph_code(gm, frame.filename)))
+        parts.append(CodeBlock(graph_code(gm, frame.filename, frame)))
     collected = facts.get("guards")
     if "guards" in selected and collected is not None:
         parts.append(header("guards", frame.label, "blue"))

@@ -14,7 +14,7 @@ from rich.text import Text
 from rich.table import Table
 from rich import box
 
-from jitcore.report.describe import frame_of, reason_of, short_path
+from jitcore.report.describe import break_location, frame_of, reason_of, short_path
 from jitcore.report.layout import Rows, header
 
 __all__ = ["Summary", "FunctionRow", "collect", "render", "print_summary"]
@@ -86,9 +86,7 @@ def collect() -> Summary:
                 row.ops += entry.op_count
             brk = entry.break_reason
             if brk is not None and (brk.location, brk.kind) not in breaks:
-                filename, lineno, _, function = brk.location or ("", 0, "", "")
-                if not function or function == cache.code.co_name:
-                    function = frame.function
+                filename, lineno, _, function = break_location(cache.code, brk)
                 breaks[(brk.location, brk.kind)] = (f"{short_path(filename)}:{lineno}", f"{function}()",
                                                     reason_of(brk.info, brk.detail))
                 row.breaks += 1

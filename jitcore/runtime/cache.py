@@ -188,8 +188,9 @@ class FrameCache:
             steps = self._break_steps(captured)
             self._report_break(captured.break_point.reason, resumed=True)
         try:
+            holder = []
             run = build_entry(captured, compiled, self.params, self.globals, captured.ctx.builtins, self.name, steps,
-                              pinned)
+                              pinned, on_fault=lambda exc: self._rebuild_failed(holder[0], exc))
         except GraphBreak as brk:
             # the stack or a local at the break cannot be rebuilt as Python objects: run the frame natively
             self._report_break(brk, resumed=False)
@@ -201,9 +202,23 @@ class FrameCache:
                 guards=captured.guards)
         # codegen may rely on more facts (a callee module's hooks): they were recorded after the batching
         guard_fn = self._guards(batched + captured.guards[recorded:])
-        return Entry(guard_fn.check, run, guard_fn, native=False, gm=captured.gm, op_count=captured.op_count,
-                     break_reason=captured.break_point.reason if captured.break_point else None,
-                     compile_seconds=timings)
+        entry = Entry(guard_fn.check, run, guard_fn, native=False, gm=captured.gm, op_count=captured.op_count,
+                      break_reason=captured.break_point.reason if captured.break_point else None,
+                      compile_seconds=timings)
+        holder.append(entry)
+        return entry
+
+    def _rebuild_failed(self, entry, exc):
+        """An entry's result could not be rebuilt (a fault in jitcore): it runs natively from now on."""
+        if _strict() or self.options.fullgraph:
+            raise InternalError(f"jitcore failed while rebuilding the result of {self.where()}: {exc}") from exc
+        say("fallbacks", f"internal error while rebuilding the result of {self.where()}: {type(exc).__name__}: "
+                         f"{exc}; running it natively from now on", key=("rebuild", self.code), always=True)
+        with self._lock:
+            entry.run = _native_run
+            entry.native = True
+            self.dispatcher.update(self.entries)
+        return FALLTHROUGH
 
     def _break_steps(self, captured):
         from jitcore.codegen.resume import resume_origin
@@ -259,9 +274,8 @@ class FrameCache:
         say("fallbacks", f"internal error during {stage} of {self.where()}: {type(exc).__name__}: {exc}; "
                          f"running it natively from now on", key=("internal", self.code, stage), always=True,
             code=self.code, stage=stage, error=exc)
-        # no guards: the code runs natively for every later call with this cache
-        tree = guards.GuardTree()
-        return self._native(guards.compile_tree(tree, list(self.params), self.globals, _builtins(self.globals)))
+        # no guards (building them may be what failed): the code runs natively for every later call
+        return self._native(_ALWAYS)
 
     # -- reports ----------------------------------------------------------------------------------------------
     def _failure_reasons(self, args, cells) -> list:
@@ -292,6 +306,27 @@ class FrameCache:
 
 def _collected_from(brk):
     return getattr(brk, "guards", None) or []
+
+
+class _AlwaysGuard:
+    """The guard of a native entry made after an internal fault: it matches everything, built without guards/."""
+
+    tree = guards.GuardTree()
+
+    @staticmethod
+    def check(*args):
+        return True
+
+    @staticmethod
+    def failures(args, cells):
+        return []
+
+    @staticmethod
+    def failed_checks(args, cells):
+        return []
+
+
+_ALWAYS = _AlwaysGuard()
 
 
 def _strict() -> bool:
