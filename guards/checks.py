@@ -496,6 +496,10 @@ def _native_tensor_check(example):
     self-check against a changed signature)."""
     try:
         from torch._C._dynamo.guards import TensorGuards
+        if _any_autocast is None or _any_autocast():
+            # autocast lives in the dispatch-key TLS that TensorGuards records: a check made inside an autocast
+            # region would fail outside it
+            return None
         guard = TensorGuards(example, dynamic_dims_sizes=[list(example.size())],
                              dynamic_dims_strides=[list(example.stride())])
         if not guard.check(example):

@@ -8,7 +8,9 @@ error in its row and the run goes on.
 
 Run: `.venv/bin/python tools/bench_models.py [--device cuda|cpu] [--quick] [--only NAME[,NAME]] [--markdown]`.
 Smoke check on a CPU: `--device cpu --quick --only mlp`. Each compiler compiles under a fresh inductor and Triton
-cache (torch._inductor.utils.fresh_cache), so that neither reuses kernels the other one built.
+cache (torch._inductor.utils.fresh_cache), so that neither reuses kernels the other one built, and the two take turns
+at compiling first. Steady-state calls are timed in interleaved rounds; `spread` is how far the slowest round's median
+is above the fastest's, a measure of the noise.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import argparse
 import contextlib
 import dataclasses
 import datetime
+import functools
 import gc
 import math
 import os
@@ -213,6 +216,8 @@ class Result:
     first_s: float | None = None
     max_diff: float | None = None
     graphs: int | None = None
+    spread: float | None = None  # (slowest round's median / fastest round's median) - 1: the noise in median_ms
+    kernels: int | None = None  # device kernels one steady-state call launches (only with --kernels)
     note: str = ""
     error: str = ""
 
@@ -253,13 +258,17 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def _time(step: Callable[[], Any], device: torch.device, warmup: int, iterations: int) -> tuple[float, Any, float]:
-    """(first call in s, first call's result, median of `iterations` later calls in ms), each call synchronized."""
+def _first_call(step: Callable[[], Any], device: torch.device) -> tuple[float, Any]:
+    """(seconds, result) of the first call: capture, compilation and the first run, synchronized."""
     _sync(device)
     started = time.perf_counter()
-    first = step()
+    result = step()
     _sync(device)
-    first_s = time.perf_counter() - started
+    return time.perf_counter() - started, result
+
+
+def _timed_calls(step: Callable[[], Any], device: torch.device, warmup: int, iterations: int) -> list[float]:
+    """Seconds of each of `iterations` calls after `warmup` untimed ones, each synchronized before and after."""
     for _ in range(warmup):
         step()
     times = []
@@ -269,7 +278,23 @@ def _time(step: Callable[[], Any], device: torch.device, warmup: int, iterations
         step()
         _sync(device)
         times.append(time.perf_counter() - started)
-    return first_s, first, statistics.median(times) * 1e3
+    return times
+
+
+def _kernel_count(step: Callable[[], Any], device: torch.device) -> int | None:
+    """Kernels that one call launches on the device, from torch.profiler; None where the profiler sees none."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    activity = ProfilerActivity.CUDA if device.type == "cuda" else ProfilerActivity.CPU
+    try:
+        with profile(activities=[activity]) as prof:
+            step()
+            _sync(device)
+    except Exception:  # noqa: BLE001 - the count is optional; a profiler that fails leaves the cell empty
+        return None
+    wanted = DeviceType.CUDA if device.type == "cuda" else DeviceType.CPU
+    return sum(1 for event in prof.events() if event.device_type == wanted) or None
 
 
 def _fresh_cache():
@@ -324,12 +349,16 @@ def _short(text: str, limit: int = 140) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def run_workload(workload: Workload, device: torch.device, big: bool, warmup: int, iterations: int,
-                 verbose: bool) -> dict[str, Result]:
-    """Each compiler on one freshly built workload; a failure is caught and becomes that compiler's row."""
+def run_workload(workload: Workload, device: torch.device, big: bool, warmup: int, iterations: int, rounds: int,
+                 kernels: bool, verbose: bool, jitcore_first: bool = False) -> dict[str, Result]:
+    """Each compiler on one freshly built workload; a failure is caught and becomes that compiler's row.
+
+    First every compiler makes its first call (timed alone, under its own fresh inductor cache; eager first, then
+    torch.compile and jitcore in the order `jitcore_first` says); then the steady state is timed in `rounds`
+    interleaved rounds (in a rotating order), so that drift in GPU clocks or machine load falls on all three alike.
+    """
     from jitcore.report.console import EVENTS
 
-    results: dict[str, Result] = {}
     try:
         target, args, kwargs = workload.build(device, big)
     except ImportError as exc:
@@ -339,30 +368,52 @@ def run_workload(workload: Workload, device: torch.device, big: bool, warmup: in
     if isinstance(target, nn.Module):
         target.train(workload.train)
     model = target if isinstance(target, nn.Module) else nn.Module()
+    results = {compiler: Result() for compiler in COMPILERS}
+    steps: dict[str, Callable[[], Any]] = {}
     reference: list[torch.Tensor] | None = None
-    for compiler in COMPILERS:
-        torch._dynamo.reset()
-        jit.reset()
-        graphs_before, events_before = _graph_count(compiler), len(EVENTS)
-        try:
-            with _fresh_cache() if compiler != "eager" else contextlib.nullcontext():
+    torch._dynamo.reset()
+    jit.reset()
+    order = ["eager", "jitcore", "torch.compile"] if jitcore_first else list(COMPILERS)
+    with contextlib.ExitStack() as caches:  # each compiler's cache directory lives until its timing is done
+        for compiler in order:
+            result = results[compiler]
+            graphs_before, events_before = _graph_count(compiler), len(EVENTS)
+            try:
+                if compiler != "eager":
+                    caches.enter_context(_fresh_cache())
                 call = _compiled(compiler, target)
-                first_s, first, median_ms = _time(lambda: _step(call, model, args, kwargs, workload.train),
-                                                  device, warmup, iterations)
-            result = Result(median_ms=median_ms, first_s=first_s)
-            if compiler == "eager":
-                reference = first
-                result.max_diff = 0.0
-            elif reference is not None:
-                result.max_diff = _max_diff(reference, first)
-            if compiler != "eager":
-                result.graphs = _graph_count(compiler) - graphs_before
-                result.note = _jitcore_notes(events_before) if compiler == "jitcore" else _dynamo_notes()
-        except Exception as exc:  # noqa: BLE001 - one compiler failing must not stop the others or the run
-            if verbose:
-                traceback.print_exc()
-            result = Result(error=f"{type(exc).__name__}: {_short(exc)}")
-        results[compiler] = result
+                step = functools.partial(_step, call, model, args, kwargs, workload.train)
+                result.first_s, first = _first_call(step, device)
+                if compiler == "eager":
+                    reference, result.max_diff = first, 0.0
+                else:
+                    result.max_diff = _max_diff(reference, first) if reference is not None else None
+                    result.graphs = _graph_count(compiler) - graphs_before
+                    result.note = _jitcore_notes(events_before) if compiler == "jitcore" else _dynamo_notes()
+                steps[compiler] = step
+            except Exception as exc:  # noqa: BLE001 - one compiler failing must not stop the others or the run
+                _record_failure(result, exc, verbose)
+        times: dict[str, list[float]] = {compiler: [] for compiler in steps}
+        round_medians: dict[str, list[float]] = {compiler: [] for compiler in steps}
+        for round_index in range(rounds):
+            order = list(steps)[round_index % len(steps):] + list(steps)[:round_index % len(steps)]
+            for compiler in order:
+                if results[compiler].error:
+                    continue
+                try:
+                    measured = _timed_calls(steps[compiler], device, warmup, iterations)
+                except Exception as exc:  # noqa: BLE001
+                    _record_failure(results[compiler], exc, verbose)
+                    continue
+                times[compiler] += measured
+                round_medians[compiler].append(statistics.median(measured))
+        for compiler, measured in times.items():
+            if measured and not results[compiler].error:
+                results[compiler].median_ms = statistics.median(measured) * 1e3
+                results[compiler].spread = max(round_medians[compiler]) / min(round_medians[compiler]) - 1
+            if kernels and not results[compiler].error:
+                results[compiler].kernels = _kernel_count(steps[compiler], device)
+        del steps, reference
     del target, model, args, kwargs
     torch._dynamo.reset()
     jit.reset()
@@ -372,18 +423,28 @@ def run_workload(workload: Workload, device: torch.device, big: bool, warmup: in
     return results
 
 
+def _record_failure(result: Result, exc: Exception, verbose: bool) -> None:
+    if verbose:
+        traceback.print_exc()
+    result.error = f"{type(exc).__name__}: {_short(exc)}"
+
+
 def _warm_up_process(device: torch.device) -> None:
     """Pay once, before any measurement, for what only the first compile in a process costs (imports, the
-    inductor compile workers, CUDA context and Triton set-up), so that it lands on neither compiler's first call."""
+    inductor compile workers, CUDA context and Triton set-up, AOTAutograd's partitioner and backward compilation),
+    so that it lands on neither compiler's first call, whichever compiles first."""
 
-    def tiny(x):
-        return torch.relu(x) * 2 + 1
+    def tiny(x, weight):
+        return torch.relu(x @ weight) * 2 + 1
 
-    x = torch.ones(8, device=device)
+    x, weight = torch.ones(8, 8, device=device), torch.ones(8, 8, device=device)
     for compiler in COMPILERS[1:]:
         try:
             with _fresh_cache():
-                _compiled(compiler, tiny)(x)
+                with torch.no_grad():
+                    _compiled(compiler, tiny)(x, weight)
+                _compiled(compiler, tiny)(x, weight.requires_grad_()).sum().backward()
+                weight.requires_grad_(False)
         except Exception as exc:  # noqa: BLE001 - its rows will show the error; the other compiler still runs
             print(f"warm-up of {compiler} failed: {type(exc).__name__}: {_short(exc)}", flush=True)
     _sync(device)
@@ -421,13 +482,15 @@ def _fmt(value: float | None, spec: str, suffix: str = "") -> str:
 
 
 _COLUMNS = ["workload", "eager ms", "torch.compile ms", "tc speedup", "tc first s", "jitcore ms", "jit speedup",
-            "jit first s", "graphs tc/jit", "max diff tc / jit", "target met", "notes"]
+            "jit first s", "spread e/tc/jit", "graphs tc/jit", "max diff tc / jit", "target met", "notes"]
+_KERNEL_COLUMN = "kernels e/tc/jit"
 
 
-def _row(workload: Workload, results: dict[str, Result]) -> list[str]:
+def _row(workload: Workload, results: dict[str, Result], kernels: bool) -> list[str]:
     eager, tc, jc = results["eager"], results["torch.compile"], results["jitcore"]
     if eager.error:
-        return [workload.name] + ["-"] * (len(_COLUMNS) - 3) + ["-", f"eager: {eager.error}"]
+        return [workload.name] + ["-"] * (len(_COLUMNS) - 2 + kernels) + [f"eager: {eager.error}"]
+    kernel_cell = ["/".join(_fmt(results[c].kernels, "d") for c in COMPILERS)] if kernels else []
     notes = [f"{name}: {r.error}" for name, r in (("torch.compile", tc), ("jitcore", jc)) if r.error]
     notes += [f"{name} {r.note}" for name, r in (("torch.compile", tc), ("jitcore", jc)) if r.note and not r.error]
     return [
@@ -435,11 +498,13 @@ def _row(workload: Workload, results: dict[str, Result]) -> list[str]:
         _fmt(eager.median_ms, ".3f"),
         _fmt(tc.median_ms, ".3f"),
         _fmt(_speedup(eager, tc), ".2f", "x"),
-        _fmt(tc.first_s, ".1f"),
+        _fmt(tc.first_s, ".2f"),
         _fmt(jc.median_ms, ".3f"),
         _fmt(_speedup(eager, jc), ".2f", "x"),
-        _fmt(jc.first_s, ".1f"),
+        _fmt(jc.first_s, ".2f"),
+        "/".join(_fmt(None if results[c].spread is None else 100 * results[c].spread, ".0f", "%") for c in COMPILERS),
         f"{_fmt(tc.graphs, 'd')}/{_fmt(jc.graphs, 'd')}",
+        *kernel_cell,
         f"{_fmt(tc.max_diff, '.1e')} / {_fmt(jc.max_diff, '.1e')}",
         _target_met(results),
         "; ".join(notes),
@@ -450,8 +515,15 @@ def _print_plain(row: list[str], widths: list[int]) -> None:
     print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip(), flush=True)
 
 
-def _markdown(rows: list[list[str]]) -> str:
-    lines = ["| " + " | ".join(_COLUMNS) + " |", "|" + "|".join(" --- " for _ in _COLUMNS) + "|"]
+def _columns(kernels: bool) -> list[str]:
+    columns = list(_COLUMNS)
+    if kernels:
+        columns.insert(columns.index("graphs tc/jit") + 1, _KERNEL_COLUMN)
+    return columns
+
+
+def _markdown(rows: list[list[str]], columns: list[str]) -> str:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join(" --- " for _ in columns) + "|"]
     lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
     return "\n".join(lines)
 
@@ -468,7 +540,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="small inputs and few iterations (a smoke check)")
     parser.add_argument("--only", default="", help="comma-separated workload names: " +
                         ", ".join(w.name for w in WORKLOADS))
-    parser.add_argument("--iterations", type=int, default=None, help="timed calls per compiler (default 50, quick 5)")
+    parser.add_argument("--iterations", type=int, default=None,
+                        help="timed calls per compiler in each round (default 20, quick 3)")
+    parser.add_argument("--rounds", type=int, default=None, help="interleaved timing rounds (default 5, quick 2)")
+    parser.add_argument("--kernels", action="store_true",
+                        help="also count the kernels one steady call launches (torch.profiler; on a CPU, its "
+                             "CPU events)")
     parser.add_argument("--markdown", action="store_true", help="print a markdown table at the end, for docs")
     parser.add_argument("--verbose", action="store_true", help="print tracebacks of failures")
     args = parser.parse_args(argv)
@@ -480,26 +557,29 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"--only: unknown workload(s) {', '.join(sorted(unknown))}")
     big = device.type == "cuda" and not args.quick
-    iterations = args.iterations or (5 if args.quick else 50)
-    warmup = 2 if args.quick else 10
+    iterations = args.iterations or (3 if args.quick else 20)
+    rounds = args.rounds or (2 if args.quick else 5)
+    warmup = 2 if args.quick else 5
     warnings.filterwarnings("ignore")
     torch._dynamo.config.cache_size_limit = 64
 
     print(_environment(device), flush=True)
-    print(f"sizes {'GPU' if big else 'small'}, {warmup} warm-up + {iterations} timed calls per compiler; "
-          f"both compilers use backend='inductor' (default mode)", flush=True)
+    print(f"sizes {'GPU' if big else 'small'}; steady state: {rounds} interleaved rounds of {warmup} warm-up + "
+          f"{iterations} timed calls per compiler; both compilers use backend='inductor' (default mode)", flush=True)
     _warm_up_process(device)
-    widths = [18, 9, 16, 10, 10, 10, 11, 11, 13, 17, 20, 0]
-    _print_plain(_COLUMNS, widths)
+    columns = _columns(args.kernels)
+    widths = [18, 9, 16, 10, 10, 10, 11, 11, 15, 13] + ([16] if args.kernels else []) + [17, 20, 0]
+    _print_plain(columns, widths)
     rows = []
-    for workload in chosen:
-        results = run_workload(workload, device, big, warmup, iterations, args.verbose)
-        row = _row(workload, results)
+    for index, workload in enumerate(chosen):  # every other workload compiles with jitcore before torch.compile
+        results = run_workload(workload, device, big, warmup, iterations, rounds, args.kernels, args.verbose,
+                               jitcore_first=index % 2 == 1)
+        row = _row(workload, results, args.kernels)
         rows.append(row)
         _print_plain(row, widths)
     if args.markdown:
         print()
-        print(_markdown(rows))
+        print(_markdown(rows, columns))
     return 0
 
 

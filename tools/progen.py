@@ -27,7 +27,7 @@ INPUT_MAG = 5.0
 MAX_NUMEL = 240
 MAX_NDIM = 3
 #: lines of `f`'s body, and of a helper's body, that makers may fill; blocks nest at most this deep.
-MAX_BODY_LINES = 36
+MAX_BODY_LINES = 34
 MAX_HELPER_LINES = 5
 MAX_DEPTH = 2
 _DICT_KEYS = ("a", "b", "c", "out", "h", "z")
@@ -1122,12 +1122,12 @@ def _list_build(g: GenState) -> bool:
     choice = rng.random()
     if mine and choice < 0.45:
         name, kind = rng.choice(mine)
-        op = rng.choice(["append", "extend", "insert", "setitem", "pop", "index"])
-        if op in ("setitem", "pop", "index") and kind.min_len < 1:
+        op = rng.choice(["append", "extend", "insert", "setitem", "pop", "index", "del"])
+        if op in ("setitem", "pop", "index", "del") and kind.min_len < 1:
             op = "append"
         e = _bounded(shaped_expr(g, kind.item.shape, 1))
         item = TensorType(kind.item.shape, max(kind.item.mag, e.type.mag))
-        grow = {"append": 1, "extend": 2, "insert": 1, "setitem": 0, "pop": -1, "index": 0}[op]
+        grow = {"append": 1, "extend": 2, "insert": 1, "setitem": 0, "pop": -1, "index": 0, "del": -1}[op]
         if op == "append":
             g.emit(f"{name}.append({e.code})")
         elif op == "extend":
@@ -1139,6 +1139,8 @@ def _list_build(g: GenState) -> bool:
             g.emit(f"{name}[{rng.choice([0, -1])}] = {e.code}")
         elif op == "pop":
             assign(g, "t", Expr(f"{name}.pop()", kind.item))
+        elif op == "del":
+            g.emit(f"del {name}[{rng.choice([0, -1])}]")
         else:
             assign(g, "t", Expr(f"{name}[{rng.randint(-kind.min_len, kind.min_len - 1)}]", kind.item))
         g.update(name, SeqType(item, kind.min_len + grow, kind.max_len + grow))
@@ -1150,7 +1152,8 @@ def _list_build(g: GenState) -> bool:
         item = TensorType(kind.item.shape, max(kind.item.mag, e.type.mag))
         forms = [(f"list({name})", kind), (f"[*{name}, {e.code}]", SeqType(item, kind.min_len + 1, kind.max_len + 1)),
                  (f"tuple({name})", SeqType(kind.item, kind.min_len, kind.max_len, "tuple")),
-                 (f"{name}[:2]", SeqType(kind.item, min(kind.min_len, 2), min(kind.max_len, 2), kind.kind))]
+                 (f"{name}[:2]", SeqType(kind.item, min(kind.min_len, 2), min(kind.max_len, 2), kind.kind)),
+                 (f"{name}[::-1]", kind)]
         if kind.kind == "list":
             forms.append((f"{name} + [{e.code}]", SeqType(item, kind.min_len + 1, kind.max_len + 1)))
         code, out = rng.choice(forms)
@@ -1270,6 +1273,11 @@ def _dict_build(g: GenState) -> bool:
         key = rng.choice(_DICT_KEYS)
         items = dict(kind.items)
         items[key] = e.type
+        if len(kind.items) >= 2 and rng.random() < 0.25:
+            gone = rng.choice(kind.items)[0]
+            g.emit(rng.choice([f"del {name}[{gone!r}]", f"{name}.pop({gone!r})"]))
+            g.update(name, DictType(tuple(item for item in kind.items if item[0] != gone)))
+            return True
         g.emit(rng.choice([f"{name}[{key!r}] = {e.code}", f"{name}.update({key}={e.code})"]))
         g.update(name, DictType(tuple(items.items())))
         return True
@@ -1713,8 +1721,18 @@ def _describe(p: Param) -> str:
 
 
 def _return_statement(g: GenState) -> None:
-    """`out = <an op on a recent tensor>` (so the graph always has work), then a return of one of five shapes."""
+    """`out = <an op on a recent tensor>` (so the graph always has work), then a return of one of five shapes.
+
+    Sometimes an early `if <condition>: return ...` comes first, its value also computed by an op.
+    """
     rng = g.rng
+    cond = _int_cond(g) if g.has("if_int") and rng.random() < 0.2 else None
+    if cond:
+        base = leaf(g)
+        early = _bounded(_unary(g, base))
+        ints = [n for n, _ in g.visible(IntType)]
+        with g.block(f"if {cond}:"):
+            g.emit(f"return {early.code}" + (f", {rng.choice(ints)}" if ints and rng.random() < 0.5 else ""))
     tensors = g.visible(TensorType)
     recent = [Expr(n, k) for n, k in tensors[:3]]
     base = rng.choice(recent)
@@ -1750,6 +1768,14 @@ def generate_program(seed: int, *, features: frozenset | None = None) -> Program
     for p in params:
         g.define(p.name, p.type)
         g.params.add(p.name)
+    constants = []
+    if "python_arith" in features and rng.random() < 0.4:
+        # module-level constants: f reads them as globals
+        scale, steps = rng.choice([0.5, 1.5, -0.75]), rng.randint(1, 3)
+        constants = [f"SCALE = {scale}", f"STEPS = {steps}"]
+        for name, kind in (("SCALE", FloatType(abs(scale))), ("STEPS", IntType(steps, steps))):
+            g.define(name, kind)
+            g.params.add(name)
     target = rng.randint(3, MAX_BODY_LINES - 4)
     for _ in range(60):
         if len(g.lines) >= target:
@@ -1758,8 +1784,8 @@ def generate_program(seed: int, *, features: frozenset | None = None) -> Program
     _return_statement(g)
     signature = ", ".join(p.name if p.default is None else f"{p.name}={p.default}" for p in params)
     header = f"# progen seed={seed}: f({', '.join(_describe(p) for p in params)})"
-    parts = [header, "import torch", *g.shared.helper_sources, "\n".join([f"def f({signature}):", *g.lines])]
-    source = "\n\n\n".join(parts[1:])
+    module = "import torch" + ("\n\n" + "\n".join(constants) if constants else "")
+    source = "\n\n\n".join([module, *g.shared.helper_sources, "\n".join([f"def f({signature}):", *g.lines])])
     return Program(f"progen_{seed}", seed, f"{header}\n{source}\n", tuple(params), features)
 
 

@@ -111,8 +111,10 @@ class FrameState:
                     self.ctx.visits[inst.offset] = self.ctx.visits.get(inst.offset, 0) + 1
             self.ip += 1
             self.current = inst
-            if inst.starts_line is not None:
-                self.lineno = inst.starts_line
+            line = inst.positions.lineno if inst.positions is not None else None
+            if line is not None and line != self.lineno:
+                # positions, not starts_line: a resume function enters mid-line, after its prologue's jump
+                self.lineno = line
                 self.graph.current_location = self.location_text()
             handler = HANDLERS.get(inst.opname)
             if handler is None:

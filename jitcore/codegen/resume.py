@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dis
 
-from bytecode import Bytecode, Instr, Label, TryBegin, CompilerFlags
+from bytecode import Bytecode, Instr, Label, TryBegin, TryEnd, CompilerFlags
 
 __all__ = ["resume_code", "resume_origin", "real_offset"]
 
@@ -26,6 +26,63 @@ OFFSETS: dict = {}
 
 def _real(code):
     return [i for i in dis.get_instructions(code) if i.opname not in ("EXTENDED_ARG", "CACHE")]
+
+
+def _tail_block(tail, names: tuple, line: int) -> list:
+    """`return callable(stack_tuple, *live_locals)` for the stack described by `kinds` (NULLs are dropped with
+    Dynamo's trick: SWAP the NULL to the top, then call a no-op function on it, which consumes it)."""
+    kinds, callee = tail
+    out = []
+    current = list(kinds)
+    while "null" in current:
+        depth = len(current) - max(i for i, k in enumerate(current) if k == "null")
+        for j in range(2, depth + 1):
+            out.append(Instr("SWAP", j, lineno=line))
+            current[-1], current[-j] = current[-j], current[-1]
+        out += [Instr("LOAD_CONST", _nothing, lineno=line), Instr("CALL", 0, lineno=line),
+                Instr("POP_TOP", lineno=line)]
+        current.pop()
+    out.append(Instr("BUILD_TUPLE", len(current), lineno=line))
+    out.append(Instr("STORE_FAST", "___jit_stack", lineno=line))
+    out.append(Instr("PUSH_NULL", lineno=line))
+    out.append(Instr("LOAD_CONST", _Tail(callee, kinds), lineno=line))
+    out.append(Instr("LOAD_FAST", "___jit_stack", lineno=line))
+    out += [Instr("LOAD_FAST_CHECK", name, lineno=line) for name in names]
+    out += [Instr("CALL", 1 + len(names), lineno=line), Instr("RETURN_VALUE", lineno=line)]
+    return out
+
+
+def _nothing():
+    return None
+
+
+def _swap_order(kinds) -> list:
+    """The stack positions (bottom first) of the values _tail_block packs, in tuple order."""
+    order = list(range(len(kinds)))
+    current = list(kinds)
+    while "null" in current:
+        depth = len(current) - max(i for i, k in enumerate(current) if k == "null")
+        for j in range(2, depth + 1):
+            order[-1], order[-j] = order[-j], order[-1]
+            current[-1], current[-j] = current[-j], current[-1]
+        order.pop()
+        current.pop()
+    return order
+
+
+class _Tail:
+    """Calls the continuation with the packed stack put back in bottom-first order, then the live locals."""
+
+    __slots__ = ("callee", "positions")
+
+    def __init__(self, callee, kinds):
+        self.callee = callee
+        order = _swap_order(kinds)
+        values = [i for i, k in enumerate(kinds) if k == "value"]
+        self.positions = [order.index(i) for i in values]
+
+    def __call__(self, stack, *local_values):
+        return self.callee(*[stack[p] for p in self.positions], *local_values)
 
 
 def real_offset(code, offset: int) -> int:
@@ -41,8 +98,14 @@ def resume_origin(code):
     return OFFSETS.get(code, (code, None))
 
 
-def resume_code(code, target: int, kinds: tuple, names: tuple, label: str):
-    """The resume code continuing `code` at offset `target`; kinds[i] is "null" or "value" per stack slot."""
+def resume_code(code, target: int, kinds: tuple, names: tuple, label: str, tails=None):
+    """The resume code continuing `code` at offset `target`; kinds[i] is "null" or "value" per stack slot.
+
+    `tails` makes a *step code* instead: {offset: (kinds there, callable)}. Before each of those offsets the code
+    packs its stack and live locals and returns `callable(stack_tuple, *locals)`, outside every exception region
+    (DESIGN §4: an exception from the callee must not run this code's handlers a second time). A step code runs
+    just the instruction at `target` inside its original try/with regions, then hands over.
+    """
     target = real_offset(code, target)
     src = Bytecode.from_code(code)
     real = _real(code)
@@ -73,9 +136,29 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, label: str):
 
     body = []
     found = False
+    active = None
+    renamed = {}
+    tails = {real_offset(code, o): t for o, t in (tails or {}).items()}
     for item in src:
+        if isinstance(item, TryBegin):
+            active = item
+        elif isinstance(item, TryEnd):
+            if item.entry in renamed:
+                item = TryEnd(renamed[item.entry])
+            active = None
         if isinstance(item, Instr):
-            if offset_of[id(item)] == target:
+            offset = offset_of[id(item)]
+            if offset in tails:
+                # leave the region, hand the stack and locals to the continuation, re-open the region after
+                if active is not None:
+                    body.append(TryEnd(active))
+                body.extend(_tail_block(tails[offset], names, item.lineno or line))
+                if active is not None:
+                    reopened = active.copy()
+                    renamed[active] = reopened
+                    active = reopened
+                    body.append(reopened)
+            if offset == target:
                 body.append(jump_to)
                 found = True
             if item.name in ("RESUME", "MAKE_CELL", "COPY_FREE_VARS"):
@@ -99,7 +182,12 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, label: str):
     out.cellvars = list(code.co_cellvars)
     out.freevars = list(code.co_freevars)
     out.extend(prologue + body)
-    new = out.to_code(stacksize=max(code.co_stacksize, len(kinds) + 1), compute_exception_stack_depths=False)
+    # exception depths are not recomputed (see the Note), so the stack size must cover what was inserted: the
+    # prologue's pushes, and each tail's stack plus [NULL, callable, tuple, live locals...]
+    needed = len(kinds) + 1
+    for after, _ in tails.values():
+        needed = max(needed, len(after) + 2, 3 + len(names))
+    new = out.to_code(stacksize=max(code.co_stacksize, needed), compute_exception_stack_depths=False)
 
     new_real = _real(new)[len(prologue):]
     OFFSETS[new] = (code, {r.offset: o.offset for r, o in zip(new_real, real)})

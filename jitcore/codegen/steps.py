@@ -22,6 +22,37 @@ _JUMPS = {"POP_JUMP_IF_TRUE": "bool({})", "POP_JUMP_IF_FALSE": "not {}", "POP_JU
 _SENTINEL = object()
 
 
+def _binary_op(cg, inst, ins):
+    from jitcore.capture.opcodes.arith import BINARY_OPS
+    import operator
+    name = BINARY_OPS[inst.arg]
+    fn = cg.constant_object(getattr(operator, name), name) if cg is not None else "f"
+    return f"___res = {fn}({ins[0]}, {ins[1]})", ["___res"]
+
+
+def _load_attr(cg, inst, ins):
+    read = f"___res = getattr({ins[0]}, {inst.argval!r})"
+    return read, ([None, "___res"] if inst.arg & 1 else ["___res"])
+
+
+#: instructions written as one Python statement at a break: opname -> (inputs popped, builder(cg, inst, inputs)
+#: -> (statement, pushed expressions, None for a NULL))
+_SIMPLE = {
+    "LOAD_ATTR": (1, _load_attr),
+    "STORE_ATTR": (2, lambda cg, inst, ins: (f"setattr({ins[1]}, {inst.argval!r}, {ins[0]})", [])),
+    "BINARY_SUBSCR": (2, lambda cg, inst, ins: (f"___res = {ins[0]}[{ins[1]}]", ["___res"])),
+    "STORE_SUBSCR": (3, lambda cg, inst, ins: (f"{ins[1]}[{ins[2]}] = {ins[0]}", [])),
+    "BINARY_OP": (2, _binary_op),
+    "COMPARE_OP": (2, lambda cg, inst, ins: (f"___res = {ins[0]} {inst.argval} {ins[1]}", ["___res"])),
+    "CONTAINS_OP": (2, lambda cg, inst, ins: (
+        f"___res = {ins[0]} {'not in' if inst.arg else 'in'} {ins[1]}", ["___res"])),
+    "GET_ITER": (1, lambda cg, inst, ins: (f"___res = iter({ins[0]})", ["___res"])),
+    "UNARY_NOT": (1, lambda cg, inst, ins: (f"___res = not {ins[0]}", ["___res"])),
+    "UNARY_NEGATIVE": (1, lambda cg, inst, ins: (f"___res = -{ins[0]}", ["___res"])),
+    "UNARY_INVERT": (1, lambda cg, inst, ins: (f"___res = ~{ins[0]}", ["___res"])),
+}
+
+
 def _covering(table, offset: int):
     for entry in table:
         if entry.start <= offset < entry.end:
@@ -54,7 +85,9 @@ class BreakSteps:
     """Emits the break part of an entry. `resume(target_offset, kinds, names)` gives a resume function (or a
     maker taking the closure cells); `native_callable(value)` gives the object to call for a callee value."""
 
-    def __init__(self, code, original, offset_map, resume, native_callable, has_prefix: bool):
+    def __init__(self, code, original, offset_map, resume, native_callable, has_prefix: bool, step=None):
+        #: step(target, kinds, names, tails) -> a step function (runtime/resume_fns.step_function), or None
+        self.step = step
         self.code = code
         self.original = original
         self.offset_map = offset_map
@@ -93,6 +126,8 @@ class BreakSteps:
         step = {"CALL": self._call, "CALL_FUNCTION_EX": self._call_ex, "FOR_ITER": self._for_iter}.get(opname)
         if step is None and opname in _JUMPS:
             step = self._jump
+        if step is None and opname in _SIMPLE:
+            step = self._simple
         if step is not None and exits is not None:
             work, tail = step(cg, bp, stack, names, local_exprs)
             if exits:
@@ -106,11 +141,57 @@ class BreakSteps:
             else:
                 lines.extend(work)
             lines.extend(tail)
+        elif step is not None and self.step is not None and not self.original.co_freevars:
+            # inside a try block or a with-block jitcore cannot re-enter: a step function runs the instruction
+            # within those regions and hands over to the compiled continuation
+            lines.append(self._step_call(cg, bp, stack, names, local_exprs))
         else:
             if not self.has_prefix and not replay:
                 raise GraphBreak(bp.reason.kind, bp.reason.detail)
             lines.append(self._resume_call(cg, self._start_of(inst), stack, names, local_exprs))
         return lines
+
+    def _simple(self, cg, bp, stack, names, local_exprs):
+        """One instruction of _SIMPLE written as Python: pop its inputs, push what it computes."""
+        pops, build = _SIMPLE[bp.inst.opname]
+        inputs = stack[len(stack) - pops:]
+        statement, pushed = build(cg, bp.inst, inputs)
+        after = stack[:len(stack) - pops] + pushed
+        return [statement], [self._resume_call(cg, self._next_offset(bp.inst), after, names, local_exprs)]
+
+    def _step_call(self, cg, bp, stack, names, local_exprs) -> str:
+        inst = bp.inst
+        kinds = tuple("null" if s is None else "value" for s in stack)
+        insts, index_of = instructions_of(self.code)
+        successors = {}
+        if inst.opname in _SIMPLE:
+            pops, build = _SIMPLE[inst.opname]
+            pushed = build(None, inst, [None] * pops)[1] if inst.opname != "LOAD_ATTR" else \
+                ([None, "x"] if inst.arg & 1 else ["x"])
+            if None in pushed:
+                # a method-form attribute load pushes NULL or not at run time: the stack cannot be packed
+                return self._resume_call(cg, self._start_of(inst), stack, names, local_exprs)
+            successors[self._next_offset(inst)] = kinds[:len(kinds) - pops] + ("value",) * len(pushed)
+        elif inst.opname == "CALL":
+            successors[self._next_offset(inst)] = kinds[:len(kinds) - inst.arg - 2] + ("value",)
+        elif inst.opname == "CALL_FUNCTION_EX":
+            successors[self._next_offset(inst)] = kinds[:len(kinds) - 3 - (inst.arg & 1)] + ("value",)
+        elif inst.opname == "FOR_ITER":
+            successors[self._next_offset(inst)] = kinds + ("value",)
+            end_for = insts[index_of[inst.argval]]
+            successors[insts[index_of[end_for.offset] + 1].offset] = kinds[:-1]
+        else:
+            successors[self._next_offset(inst)] = kinds[:-1]
+            successors[inst.argval] = kinds[:-1]
+        tails = {}
+        for offset, after in successors.items():
+            original = self._original_offset(offset)
+            tails[original] = (after, self.resume(original, after, names))
+        start = self._original_offset(self._start_of(inst))
+        fn = self.step(start, kinds, names, tails)
+        ref = cg.constant_object(fn, "step")
+        args = [s for s in stack if s is not None] + list(local_exprs)
+        return f"return {ref}({', '.join(args)})"
 
     def _region_exits(self, bp, stack):
         """The __exit__ expressions of the with-blocks around the break (innermost last), when the step may run

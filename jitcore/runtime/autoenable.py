@@ -46,11 +46,18 @@ def _library_roots() -> tuple:
     user_site = getattr(site, "getusersitepackages", lambda: None)()
     if isinstance(user_site, str):
         roots.add(user_site)
-    for name in ("jitcore", "guards", "backends", "torch"):
+    roots.update(_package_roots("torch"))
+    return tuple(sorted({os.path.join(os.path.realpath(root), "") for root in roots if root}))
+
+
+def _package_roots(*extra: str) -> tuple:
+    """The directories of jitcore's own packages (an editable install keeps them outside site-packages)."""
+    roots = []
+    for name in ("jitcore", "guards", "backends", *extra):
         module = sys.modules.get(name)
         if module is not None and getattr(module, "__file__", None):
-            roots.add(os.path.dirname(module.__file__))
-    return tuple(sorted({os.path.join(os.path.realpath(root), "") for root in roots if root}))
+            roots.append(os.path.join(os.path.dirname(os.path.realpath(module.__file__)), ""))
+    return tuple(roots)
 
 
 class AutoEnabler:
@@ -63,6 +70,8 @@ class AutoEnabler:
         #: code -> (cache, prologue code): one cache per code object, shared by its closures
         self._prologues: dict = {}
         self._roots: tuple = ()
+        #: filename prefixes of jitcore's own code, whose calls into user code are not the user's first calls
+        self._own: tuple = ("<jitcore",)
         self._lock = threading.RLock()
         self._tensor_types: tuple = ()
         #: filename -> whether it is user code (the check resolves links, so it is remembered)
@@ -85,6 +94,7 @@ class AutoEnabler:
             self.options = _options(backend or config.autoenable_backend, False, None, None)
             self._tensor_types = (torch.Tensor, torch.nn.Module)
             self._roots = _library_roots()
+            self._own = ("<jitcore", *_package_roots())
             for candidate in _TOOL_IDS:
                 if _MON.get_tool(candidate) is None:
                     _MON.use_tool_id(candidate, "jitcore-autoenable")
@@ -125,8 +135,10 @@ class AutoEnabler:
             return _MON.DISABLE
         frame = sys._getframe(1)
         caller = frame.f_back
-        if caller is not None and caller.f_code.co_filename.startswith("<jitcore"):
-            return None  # jitcore runs this original natively (a fallback of a compiled copy): decide on a user call
+        if caller is not None and caller.f_code.co_filename.startswith(self._own):
+            # jitcore itself calls it (a compiled copy falling back to the original, capture reading a property):
+            # decide when the user calls it
+            return None
         self.seen += 1
         try:
             if not self._holds_tensors(frame, code):

@@ -223,7 +223,7 @@ class FrameCache:
     def _break_steps(self, captured):
         from jitcore.codegen.resume import resume_origin
         from jitcore.codegen.steps import BreakSteps
-        from jitcore.runtime.resume_fns import resume_function
+        from jitcore.runtime.resume_fns import resume_function, step_function
         original, offset_map = resume_origin(self.code)
         options = self.options
 
@@ -233,8 +233,11 @@ class FrameCache:
         def native_callable(cg, value, expr):
             return _native_callable(cg, captured.ctx, value, expr, options)
 
+        def step(target, kinds, names, tails):
+            return step_function(original, self.globals, target, kinds, names, tails)
+
         has_prefix = captured.gm is not None
-        return BreakSteps(self.code, original, offset_map, resume, native_callable, has_prefix)
+        return BreakSteps(self.code, original, offset_map, resume, native_callable, has_prefix, step)
 
     def _guards(self, collected):
         """The compiled guard function for (source, check) pairs; a None source marks a root check."""

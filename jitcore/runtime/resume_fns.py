@@ -12,7 +12,7 @@ import weakref
 
 from jitcore.codegen.resume import resume_code
 
-__all__ = ["resume_function", "compiled_callee", "clear"]
+__all__ = ["resume_function", "step_function", "compiled_callee", "clear"]
 
 _RESUMES: dict = {}
 _CALLEES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -46,6 +46,18 @@ def resume_function(original, fn_globals, target: int, kinds: tuple, names: tupl
     else:
         found = types.FunctionType(prologue, fn_globals, label)
     _RESUMES[key] = found
+    return found
+
+
+def step_function(original, fn_globals, target: int, kinds: tuple, names: tuple, tails: dict):
+    """A plain function running the instruction at `target` of `original` inside its try/with regions, then
+    returning `tails[successor](...)`: the resume function of wherever the instruction went."""
+    key = ("step", original, target, kinds, names, tuple(sorted((o, id(c)) for o, (_, c) in tails.items())))
+    found = _RESUMES.get(key)
+    if found is None:
+        label = f"jitcore_step_in_{original.co_name}_at_{_line_of(original, target)}"
+        code = resume_code(original, target, kinds, names, label, tails)
+        found = _RESUMES[key] = types.FunctionType(code, fn_globals, label)
     return found
 
 

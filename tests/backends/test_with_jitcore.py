@@ -109,6 +109,55 @@ def test_example_inputs_keep_dtype_shape_and_strides(dtype):
     assert not example.requires_grad
 
 
+def _fake_input_checks(example, real) -> list[str]:
+    """How a backend's example input differs from the real tensor it stands for (empty: it does not)."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    problems = []
+    if not isinstance(example, FakeTensor):
+        problems.append(f"a {type(example).__name__}, not a FakeTensor")
+    for attribute in ("shape", "stride", "dtype", "device", "requires_grad"):
+        expected, actual = getattr(real, attribute), getattr(example, attribute)
+        expected, actual = (expected(), actual()) if callable(expected) else (expected, actual)
+        if expected != actual:
+            problems.append(f"{attribute} {expected} != {actual}")
+    return problems
+
+
+def test_module_parameters_reach_the_backend_as_fakes_with_their_requires_grad_dtype_and_strides():
+    torch.manual_seed(0)
+    model = nn.Linear(8, 3).double()
+    model.bias.requires_grad_(False)
+    counting = CountingBackend("aot_eager")
+    x = randn(8, 5, dtype=torch.float64).t()  # non-contiguous: strides (1, 5)
+    jit.compile(model, backend=counting)(x)
+    (example_inputs,) = counting.example_inputs
+    real_by_shape_and_grad = {"x": x, "weight": model.weight, "bias": model.bias}
+    assert len(example_inputs) == 3
+    for example in example_inputs:
+        matches = {name: _fake_input_checks(example, real) for name, real in real_by_shape_and_grad.items()}
+        assert any(not problems for problems in matches.values()), f"{example!r} matches no real input: {matches}"
+    assert sorted(example.requires_grad for example in example_inputs) == [False, False, True]
+
+
+def test_non_contiguous_input_reaches_the_backend_with_its_strides_and_gets_its_gradient():
+    counting = CountingBackend("aot_eager")
+
+    def f(x, w):
+        return (x @ w).relu()
+
+    a = randn(6, 4).requires_grad_()
+    w = randn(6, 3, dtype=torch.float32)
+    out = jit.compile(f, backend=counting)(a.t(), w)
+    (example_inputs,) = counting.example_inputs
+    assert [_fake_input_checks(e, r) for e, r in zip(example_inputs, (a.t(), w))] == [[], []]
+    assert example_inputs[0].stride() == (1, 4)
+    out.sum().backward()
+    expected = a.detach().clone().requires_grad_()
+    (expected.t() @ w).relu().sum().backward()
+    torch.testing.assert_close(a.grad, expected.grad)
+
+
 @needs_cuda
 def test_example_inputs_on_cuda_are_fake_cuda_tensors_with_requires_grad():
     counting = CountingBackend("aot_eager")

@@ -325,8 +325,6 @@ def test_file_write_inside_with_open_block_matches_eager(counting, capsys, tmp_p
 # Tensor work after a break inside a region: the resume function is captured, so this work reaches a graph
 
 
-@pytest.mark.xfail(strict=True, reason="known limitation (issue 4 note): after a break inside a try block or a "
-                   "user-defined with block, the rest of that frame runs natively (correct, but not compiled)")
 def test_tensor_work_after_print_inside_try_is_compiled(counting, capsys):
     def f(x):
         try:
@@ -341,8 +339,6 @@ def test_tensor_work_after_print_inside_try_is_compiled(counting, capsys):
     assert_in_graphs(counting, torch.sin, torch.cos)
 
 
-@pytest.mark.xfail(strict=True, reason="known limitation (issue 4 note): after a break inside a try block or a "
-                   "user-defined with block, the rest of that frame runs natively (correct, but not compiled)")
 def test_tensor_work_after_print_inside_user_context_manager_is_compiled(counting, capsys):
     def f(x, log):
         with _Recorder(log):
@@ -355,8 +351,6 @@ def test_tensor_work_after_print_inside_user_context_manager_is_compiled(countin
     assert_in_graphs(counting, torch.sin, torch.cos)
 
 
-@pytest.mark.xfail(strict=True, reason="known limitation (issue 4 note): after a break inside a try block or a "
-                   "user-defined with block, the rest of that frame runs natively (correct, but not compiled)")
 def test_tensor_work_after_region_with_break_is_compiled(counting, capsys):
     def f(x):
         try:

@@ -54,7 +54,7 @@ def test_graphs_after_a_break_are_reported_with_where_they_resume(capsys):
     assert report.ops_per_graph == [1, 2]
     assert report.graphs[0].frame.label == "_prints_between()"
     line = line_of(_prints_between, 'print("inside")')
-    assert report.graphs[1].frame.label == f"_prints_between() after line {line}"
+    assert report.graphs[1].frame.label == f'_prints_between() after line {line} (`print("inside")`)'
     assert "torch.sin" in report.graphs[1].readable_code
 
 
@@ -122,7 +122,8 @@ def test_save_html_writes_one_self_contained_page_with_the_same_facts(tmp_path):
 
 def test_recompiles_during_the_call_are_reported():
     report = jit.explain(_calls_noisy_twice, torch.randn(4))
-    assert report.recompiles == [f"_noisy() after line {line_of(_noisy, 'print')}: t: shape[0] changed 4 -> 2"]
+    line = line_of(_noisy, "print")
+    assert report.recompiles == [f'_noisy() after line {line} (`print("noisy")`): t: shape[0] changed 4 -> 2']
     assert "recompiles: 1" in str(report)
     assert report.graph_break_count == 1  # one break site, met from two calls
     assert "_noisy()" in report.breaks[0].hint

@@ -69,13 +69,14 @@ def build_slice_value(state, parts):
 
 @opcode("LIST_APPEND", signature="lst, unused[oparg-1], item -- lst, unused[oparg-1]")
 def list_append(state, inst, lst, unused, item):
-    lst.items.append(item)
+    # through the list's own protocol: a list passed in (a resume function's comprehension) records the append
+    lst.call_method(state, "append", [item], {})
     return (lst, *unused)
 
 
 @opcode("LIST_EXTEND", signature="lst, unused[oparg-1], iterable -- lst, unused[oparg-1]")
 def list_extend(state, inst, lst, unused, iterable):
-    lst.items.extend(iterable.iterate(state))
+    lst.call_method(state, "extend", [iterable], {})
     return (lst, *unused)
 
 

@@ -56,16 +56,17 @@ class NativeFunctionValue(OpaqueValue):
 class DeferredMethodValue(Value):
     """`obj.name` for an opaque obj: calling it is a graph break, so the call runs natively."""
 
-    __slots__ = ("owner", "name")
+    __slots__ = ("owner", "name", "kind")
 
-    def __init__(self, owner, name):
+    def __init__(self, owner, name, kind=None):
         super().__init__(None)
         self.owner = owner
         self.name = name
+        self.kind = kind
 
     def call(self, state, args, kwargs):
         from jitcore.capture.breaks import GraphBreak
-        kind = getattr(self.owner, "kind", None) or "unsupported_call"
+        kind = self.kind or getattr(self.owner, "kind", None) or "unsupported_call"
         raise GraphBreak(kind, f"{self.owner.python_type().__name__}.{self.name}()")
 
     def children(self):

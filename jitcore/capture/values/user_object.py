@@ -128,6 +128,12 @@ def _class_attribute(state, self_value, cls, name, raw, source=None):
     if isinstance(raw, classmethod):
         return UserMethodValue(raw.__func__, ClassValue(cls))
     if isinstance(raw, types.FunctionType):
+        from jitcore.capture.values.torch_rules import native_kind
+        kind = native_kind(raw)
+        if kind is not None:
+            # a standard-library method (a logger's .warning): called natively at a break, never traced into
+            from jitcore.capture.values.opaque import DeferredMethodValue
+            return DeferredMethodValue(self_value, name, kind)
         return UserMethodValue(raw, self_value)
     if callable(raw) and isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType,
                                           types.BuiltinFunctionType)):
