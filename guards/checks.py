@@ -409,10 +409,11 @@ class BatchIdentityMatch(Check):
     of item i, for failures.
     """
 
-    __slots__ = ("containers", "keys", "ids", "n_grads", "grads", "empty", "names", "empty_names", "_objects")
+    __slots__ = ("containers", "keys", "ids", "n_grads", "grads", "empty", "names", "empty_names", "_objects",
+                 "__weakref__")
     cost = 4
 
-    def __init__(self, containers, keys, objects, n_grads, empty, names, empty_names) -> None:
+    def __init__(self, containers, keys, objects, n_grads, empty, names, empty_names, owners=()) -> None:
         self.containers = tuple(containers)
         self.keys = tuple(keys)
         self._objects = tuple(objects)
@@ -422,6 +423,11 @@ class BatchIdentityMatch(Check):
         self.empty = tuple(empty)
         self.names = tuple(names)
         self.empty_names = tuple(empty_names)
+        # the containers are the owners' own dicts, which hold the parameters: when an owner (a module) dies,
+        # let go of everything, so this check never keeps a dropped model's tensors alive; it fails from then on
+        this = weakref.ref(self)
+        for owner in {id(o): o for o in owners}.values():
+            weakref.finalize(owner, _release_batch, this)
 
     def _read(self):
         return list(map(_dict_getitem, self.containers, self.keys))
@@ -464,6 +470,13 @@ class BatchIdentityMatch(Check):
 
 _dict_getitem = dict.__getitem__
 _requires_grad = _operator.attrgetter("requires_grad")
+
+
+def _release_batch(ref) -> None:
+    check = ref()
+    if check is not None:
+        check.containers, check.keys, check._objects, check.empty = (), (), (), ()
+        check.ids = [None]  # matches no list of ids: the check fails from now on
 
 
 class DictKeysMatch(Check):

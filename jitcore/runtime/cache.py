@@ -11,6 +11,7 @@ import dataclasses
 import threading
 import time
 import types
+import weakref
 
 import guards
 from guards.checks import GlobalStateMatch
@@ -180,6 +181,7 @@ class FrameCache:
         read = source_reader(self.params, live[0], live[1], self.globals, _builtins(self.globals))
         pinned: dict = {}
         batched = batch_module_guards(captured.guards, read, pinned)
+        owners = pinned.pop(None, [])
         recorded = len(captured.guards)
         steps = None
         if captured.break_point is not None:
@@ -202,6 +204,7 @@ class FrameCache:
                 guards=captured.guards)
         # codegen may rely on more facts (a callee module's hooks): they were recorded after the batching
         guard_fn = self._guards(batched + captured.guards[recorded:])
+        _release_with(owners, run)
         entry = Entry(guard_fn.check, run, guard_fn, native=False, gm=captured.gm, op_count=captured.op_count,
                       break_reason=captured.break_point.reason if captured.break_point else None,
                       compile_seconds=timings)
@@ -309,6 +312,24 @@ class FrameCache:
 
 def _collected_from(brk):
     return getattr(brk, "guards", None) or []
+
+
+def _release_with(owners, run) -> None:
+    """When a module whose parameters an entry passes directly dies, drop them from the entry (its batched guard
+    fails from then on, so the entry never runs again): a cache never keeps a dropped model's tensors alive."""
+    if not owners:
+        return
+    ref = weakref.ref(run)
+    for owner in {id(o): o for o in owners}.values():
+        weakref.finalize(owner, _drop_pinned, ref)
+
+
+def _drop_pinned(ref) -> None:
+    run = ref()
+    if run is not None:
+        namespace = run.__globals__
+        for name in [n for n in namespace if n.startswith("___param")]:
+            namespace[name] = None
 
 
 class _AlwaysGuard:

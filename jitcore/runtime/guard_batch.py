@@ -49,7 +49,7 @@ def batch_module_guards(collected: list, read, pinned: dict | None = None) -> li
     `pinned`, when given, receives source -> object for every tensor the batch pins by identity: an entry may
     pass those objects to its graph directly instead of reloading them through the module tree on every call.
     """
-    tensors, others, empty, kept = [], [], [], []
+    tensors, others, empty, kept, owners = [], [], [], [], []
     for source, check in collected:
         try:
             item = _module_item(source, check, read)
@@ -57,7 +57,11 @@ def batch_module_guards(collected: list, read, pinned: dict | None = None) -> li
             item = None
         if item is None:
             kept.append((source, check))
-        elif item[0] == "tensor":
+            continue
+        owner = _owner(source, read)
+        if owner is not None:
+            owners.append(owner)
+        if item[0] == "tensor":
             tensors.append(item[1:] + (source,))
         elif item[0] == "object":
             others.append(item[1:])
@@ -68,11 +72,22 @@ def batch_module_guards(collected: list, read, pinned: dict | None = None) -> li
     items = tensors + others
     if pinned is not None:
         pinned.update((source, obj) for _, _, obj, _, source in tensors)
+        pinned[None] = owners
     batch = BatchIdentityMatch(
         containers=[item[0] for item in items], keys=[item[1] for item in items],
         objects=[item[2] for item in items], n_grads=len(tensors),
-        empty=[d for d, _ in empty], names=[item[3] for item in items], empty_names=[n for _, n in empty])
+        empty=[d for d, _ in empty], names=[item[3] for item in items], empty_names=[n for _, n in empty],
+        owners=owners)
     return kept + [(None, batch)]
+
+
+def _owner(source, read):
+    """The module whose state a batched source reads (the batch lets go of everything when it dies)."""
+    base = getattr(source, "base", None)
+    if base is None:
+        return None
+    obj = read(base)
+    return obj if isinstance(obj, torch.nn.Module) else None
 
 
 def _module_item(source, check, read):

@@ -84,3 +84,18 @@ def test_reset_drops_every_cache_entry_and_resume_function():
     assert not _RESUMES
     assert not any(cache.entries for cache in ALL_CACHES)
     torch.testing.assert_close(compiled(torch.ones(2)), f(torch.ones(2)))
+
+
+def test_model_passed_as_an_argument_is_freed_when_dropped():
+    def step(model, x):
+        return model(x).relu()
+
+    compiled = jit.compile(step, backend="eager")
+    model = torch.nn.Sequential(*[torch.nn.Linear(3, 3) for _ in range(4)])
+    torch.testing.assert_close(compiled(model, torch.ones(2, 3)), step(model, torch.ones(2, 3)))
+    refs = [weakref.ref(model), weakref.ref(model[2].weight)]
+    del model
+    _collect()
+    assert all(ref() is None for ref in refs)
+    other = torch.nn.Sequential(*[torch.nn.Linear(3, 3) for _ in range(4)])
+    torch.testing.assert_close(compiled(other, torch.ones(2, 3)), step(other, torch.ones(2, 3)))
