@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from jitcore.capture.breaks import GraphBreak
 
-__all__ = ["Value", "NOT_CONSTANT", "NullValue", "NULL", "MethodCallValue"]
+__all__ = ["Value", "NOT_CONSTANT", "NullValue", "NULL", "MethodCallValue", "KnownObjectValue"]
 
 
 class _NotConstant:
@@ -112,6 +112,27 @@ class Value:
 
     def __repr__(self):
         return f"{type(self).__name__}({self.source.user_name if self.source else ''})"
+
+
+class KnownObjectValue(Value):
+    """A value standing for one real object jitcore knows (a function, a builtin, an object it does not model):
+    its type is the object's type and `is` compares the object itself."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj, source=None):
+        super().__init__(source)
+        self.obj = obj
+
+    @property
+    def fn(self):
+        return self.obj
+
+    def python_type(self):
+        return type(self.obj)
+
+    def identity(self):
+        return self.obj
 
 
 class MethodCallValue(Value):

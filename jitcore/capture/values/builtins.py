@@ -12,7 +12,7 @@ import operator
 import torch
 
 from jitcore.capture.breaks import GraphBreak
-from jitcore.capture.values.base import Value, NOT_CONSTANT
+from jitcore.capture.values.base import Value, NOT_CONSTANT, KnownObjectValue
 from jitcore.capture.values.constant import ConstantValue, const, fold
 from jitcore.capture.values.sequence import TupleValue, ListValue, IteratorValue
 from jitcore.capture.values.mapping import DictValue
@@ -76,18 +76,8 @@ def identity(value):
     return None if c is NOT_CONSTANT else c
 
 
-class BuiltinValue(Value):
-    __slots__ = ("fn",)
-
-    def __init__(self, fn, source=None):
-        super().__init__(source)
-        self.fn = fn
-
-    def python_type(self):
-        return type(self.fn)
-
-    def identity(self):
-        return self.fn
+class BuiltinValue(KnownObjectValue):
+    __slots__ = ()
 
     def constant(self):
         return self.fn

@@ -9,7 +9,7 @@ import inspect
 import types
 
 from jitcore.capture.breaks import GraphBreak
-from jitcore.capture.values.base import Value, NOT_CONSTANT
+from jitcore.capture.values.base import Value, NOT_CONSTANT, KnownObjectValue
 from jitcore.capture.values.constant import const, fold
 from jitcore.capture.values.tensor import graph_call
 
@@ -25,37 +25,17 @@ def _fill_lookasides():
     register_lookasides(LOOKASIDES)
 
 
-class LookasideValue(Value):
-    __slots__ = ("fn",)
-
-    def __init__(self, fn, source=None):
-        super().__init__(source)
-        self.fn = fn
-
-    def python_type(self):
-        return type(self.fn)
-
-    def identity(self):
-        return self.fn
+class LookasideValue(KnownObjectValue):
+    __slots__ = ()
 
     def call(self, state, args, kwargs):
         return LOOKASIDES[self.fn](state, args, kwargs)
 
 
-class UserFunctionValue(Value):
+class UserFunctionValue(KnownObjectValue):
     """A Python function that already existed; calling it inlines its code."""
 
-    __slots__ = ("fn",)
-
-    def __init__(self, fn, source=None):
-        super().__init__(source)
-        self.fn = fn
-
-    def python_type(self):
-        return type(self.fn)
-
-    def identity(self):
-        return self.fn
+    __slots__ = ()
 
     def getattr(self, state, name):
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
@@ -146,20 +126,10 @@ class UserMethodValue(Value):
         return f"{method}({codegen.constant_object(self.fn, 'fn')}, {codegen.load(self.self_value)})"
 
 
-class TorchFunctionValue(Value):
+class TorchFunctionValue(KnownObjectValue):
     """A callable from torch (or allowed in graph): a call becomes one call_function node."""
 
-    __slots__ = ("fn",)
-
-    def __init__(self, fn, source=None):
-        super().__init__(source)
-        self.fn = fn
-
-    def python_type(self):
-        return type(self.fn)
-
-    def identity(self):
-        return self.fn
+    __slots__ = ()
 
     def constant(self):
         return self.fn

@@ -1,27 +1,17 @@
 """Objects jitcore does not model yet: they can be passed around and returned, but any use is a graph break."""
 from __future__ import annotations
 
-from jitcore.capture.values.base import Value
+from jitcore.capture.values.base import Value, KnownObjectValue
 
 __all__ = ["OpaqueValue", "NativeFunctionValue"]
 
 
-class OpaqueValue(Value):
-    __slots__ = ("obj",)
-
-    def __init__(self, obj, source=None):
-        super().__init__(source)
-        self.obj = obj
+class OpaqueValue(KnownObjectValue):
+    __slots__ = ()
 
     @property
     def kind_name(self):
         return f"{type(self.obj).__name__} object"
-
-    def python_type(self):
-        return type(self.obj)
-
-    def identity(self):
-        return self.obj
 
     def getattr(self, state, name):
         """A method of an object jitcore does not model: read when it is called, and the call is the break,

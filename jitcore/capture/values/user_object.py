@@ -12,6 +12,7 @@ import types
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource
 from jitcore.capture.values.base import Value
+from jitcore.capture.values.opaque import OpaqueValue
 from jitcore.capture.values.constant import const
 
 __all__ = ["UserObjectValue", "NewObjectValue", "is_plain_instance", "class_lookup"]
@@ -145,24 +146,10 @@ def _class_attribute(state, self_value, cls, name, raw, source=None):
     return wrap(state, raw, source)
 
 
-class UserObjectValue(_DunderProtocol, Value):
+class UserObjectValue(_DunderProtocol, OpaqueValue):
     """An instance of a user class that existed before the call (guarded by type; attributes by source)."""
 
-    __slots__ = ("obj",)
-
-    def __init__(self, obj, source=None):
-        super().__init__(source)
-        self.obj = obj
-
-    @property
-    def kind_name(self):
-        return f"{type(self.obj).__name__} object"
-
-    def python_type(self):
-        return type(self.obj)
-
-    def identity(self):
-        return self.obj
+    __slots__ = ()
 
     def getattr(self, state, name):
         from jitcore.capture.values import wrap
