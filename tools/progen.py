@@ -355,7 +355,7 @@ def _int_atoms(g: GenState) -> list[Expr]:
 
 
 def int_expr(g: GenState, plain: bool = False) -> Expr | None:
-    """A Python int expression over the program's ints; None if the program has none."""
+    """A Python int expression over the program's ints (`plain`: a bare atom, no arithmetic); None if none."""
     atoms = _int_atoms(g)
     if not atoms:
         return None

@@ -550,3 +550,27 @@ def test_compiled_bound_method_of_user_object_matches_eager(counting):
         x = randn(4, 3, seed=seed)
         assert_same(helper.apply(x), compiled(x))
     assert counting.graph_count == 1
+
+
+def test_max_and_min_over_generator_expressions_of_shapes_matches_eager():
+    def f(x, ys):
+        widest = max(t.shape[-1] for t in ys)
+        return x * widest + min(i * 2 for i in range(1, 4)) + max(3, x.shape[0])
+
+    check_against_eager(f, (randn(4, seed=1), [randn(2, 3, seed=2), randn(5, seed=3)]), expected_graphs=1)
+
+
+def test_break_inside_a_loop_before_other_loops_matches_eager(counting):
+    """Regression (differential seed 645 family): a break in one loop must not corrupt later loops' iterators."""
+    def f(x, w):
+        for row in x:
+            k = row.sum().item()
+        y = w[0]
+        for a in (w, x):
+            y = y + a.sum()
+        return y + k
+
+    x, w = randn(4, 5, seed=1), randn(5, 6, seed=2)
+    compiled = jit.compile(f, backend=counting)
+    torch.testing.assert_close(compiled(x, w), f(x, w))
+    torch.testing.assert_close(compiled(x, w), f(x, w))

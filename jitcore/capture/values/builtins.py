@@ -270,9 +270,21 @@ def _sum(state, iterable, start=None):
     return total
 
 
-@_rule(min, max)
-def _minmax(state, *args, **kwargs):
-    return NotImplemented  # constants fold; tensors compare by data, which is a break
+def _extreme(fn):
+    def handler(state, *args, **kwargs):
+        """min/max over Python constants (also from an iterable: a generator expression, a list), computed now.
+        Tensors compare by data, which is a break."""
+        values = args[0].iterate(state) if len(args) == 1 else list(args)
+        consts = [v.constant() for v in values]
+        options = {k: v.constant() for k, v in kwargs.items()}
+        if NOT_CONSTANT in consts or NOT_CONSTANT in options.values() or "key" in options:
+            return NotImplemented
+        return const(fold(state, fn, consts, **options))
+    return handler
+
+
+_RULES[min] = _extreme(min)
+_RULES[max] = _extreme(max)
 
 
 @_rule(tuple)
