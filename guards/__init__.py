@@ -6,19 +6,17 @@ Entry points: GuardTree, the *Match checks, compile_tree -> GuardFunction (`.che
 """
 
 from guards.checks import (
-    BatchIdentityMatch,
     Check,
     DictKeysMatch,
     EqualsMatch,
-    GlobalStateMatch,
     IdMatch,
     IntPredicateMatch,
     LengthMatch,
     NoneMatch,
     NotNoneMatch,
-    TensorMatch,
     TypeMatch,
 )
+from guards.torch_checks import BatchIdentityMatch, GlobalStateMatch, TensorMatch
 from guards.compile import GuardFunction, compile_tree
 from guards.render import Namespace
 from guards.tree import GuardNode, GuardTree, count_checks

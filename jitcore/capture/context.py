@@ -69,7 +69,7 @@ class CaptureContext:
         """Global nn.Module hooks apply to every module call; they must stay empty for inlined forwards to be right."""
         if self._hooks_guarded:
             return
-        from guards.checks import LengthMatch
+        from guards import LengthMatch
         self._hooks_guarded = True
         for name in ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
                      "_global_backward_pre_hooks"):

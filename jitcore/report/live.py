@@ -108,7 +108,7 @@ def _graph(code, facts, selected):
 def _tree_of(collected):
     """The guard tree of a new entry from the (source, check) pairs capture collected (as cache.py builds it)."""
     import guards
-    from guards.checks import GlobalStateMatch
+    from guards import GlobalStateMatch
     tree = guards.GuardTree()
     tree.add_root(GlobalStateMatch())
     for source, check in collected:

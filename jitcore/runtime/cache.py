@@ -14,7 +14,7 @@ import types
 import weakref
 
 import guards
-from guards.checks import GlobalStateMatch
+from guards import GlobalStateMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.frame import capture_frame, arg_names
 from jitcore.capture.interpreter import CaptureInternalError
@@ -114,7 +114,7 @@ class FrameCache:
         unless the options ask for static shapes (dynamic=False)."""
         if self.options.dynamic is False:
             return
-        from guards.checks import EqualsMatch
+        from guards import EqualsMatch
         changed = set()
         for entry in self.entries:
             for path, _, check, value, _ in entry.guard_function.failed_checks(args, cells):

@@ -39,7 +39,7 @@ def _switch(params, entries):
     """(parameter index, {size: entry indices}, indices for any other value) when the entries' guards each pin
     the shape of one tensor parameter (the first such parameter), else None. Entries that do not pin it are
     candidates for every shape, in their original order."""
-    from guards.checks import TensorMatch
+    from guards import TensorMatch
     for index, name in enumerate(params):
         sizes, anywhere = [], []
         for i, entry in enumerate(entries):

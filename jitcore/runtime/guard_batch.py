@@ -11,7 +11,7 @@ import sys
 
 import torch
 
-from guards.checks import BatchIdentityMatch, EqualsMatch, IdMatch, LengthMatch, TensorMatch
+from guards import BatchIdentityMatch, EqualsMatch, IdMatch, LengthMatch, TensorMatch
 from guards.tree import read_step
 from jitcore.capture.sources import AttrSource, ModuleDictSource, ModuleGlobalSource
 

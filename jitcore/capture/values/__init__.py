@@ -12,7 +12,7 @@ import types
 
 import torch
 
-from guards.checks import TensorMatch, TypeMatch, IdMatch, EqualsMatch, LengthMatch, DictKeysMatch
+from guards import TensorMatch, TypeMatch, IdMatch, EqualsMatch, LengthMatch, DictKeysMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import ItemSource
 from jitcore.capture.values.base import Value, NOT_CONSTANT, NULL, NullValue

@@ -83,7 +83,7 @@ class ModuleValue(Value):
 
     def guard_no_hooks(self, ctx):
         """Break if hooks are registered; otherwise guard that they stay absent (forward is inlined without them)."""
-        from guards.checks import LengthMatch
+        from guards import LengthMatch
         module = self.module
         for name in _HOOK_DICTS:
             hooks = module.__dict__.get(name)

@@ -206,7 +206,7 @@ class ListValue(SequenceValue):
 
     def _realize(self):
         """Read the real items now: their length is relied on from here, so it is guarded."""
-        from guards.checks import LengthMatch
+        from guards import LengthMatch
         from jitcore.capture.sources import ItemSource
         from jitcore.capture.values import wrap
         state, real = self._lazy

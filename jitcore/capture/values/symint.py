@@ -90,7 +90,7 @@ class SymIntValue(Value):
     def constant(self):
         """Asking for the number relies on it: the roots get equality guards, and the value is specialized."""
         if self._constant is None:
-            from guards.checks import EqualsMatch
+            from guards import EqualsMatch
             for root in self.roots:
                 self.ctx.guard(root.source, EqualsMatch(root.fake.node.hint))
             self._constant = self.fake.node.hint
@@ -201,7 +201,7 @@ class SymBoolValue(Value):
 
     def constant(self):
         if self.text is not None and len(self.roots) == 1:
-            from guards.checks import IntPredicateMatch
+            from guards import IntPredicateMatch
             root = self.roots[0]
             root.ctx.guard(root.source, IntPredicateMatch(self.text, self.value, type(root.fake.node.hint)))
         else:

@@ -179,7 +179,7 @@ class UserObjectValue(_DunderProtocol, OpaqueValue):
         return _class_attribute(state, self, cls, name, raw, source)
 
     def _guard_instance_keys(self, state):
-        from guards.checks import DictKeysMatch
+        from guards import DictKeysMatch
         d = getattr(self.obj, "__dict__", None)
         if self.source is not None and type(d) is dict:
             state.ctx.guard(AttrSource(self.source, "__dict__"), DictKeysMatch(tuple(d)))
