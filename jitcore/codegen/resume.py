@@ -137,27 +137,35 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, label: str, tails
     body = []
     found = False
     active = None
+    #: the TryBegin the source opened -> the copy open now (a region re-opened after each tail block)
     renamed = {}
+    origin = None
     tails = {real_offset(code, o): t for o, t in (tails or {}).items()}
     for item in src:
         if isinstance(item, TryBegin):
-            active = item
+            active = origin = item
         elif isinstance(item, TryEnd):
             if item.entry in renamed:
                 item = TryEnd(renamed[item.entry])
-            active = None
+            active = origin = None
         if isinstance(item, Instr):
             offset = offset_of[id(item)]
             if offset in tails:
-                # leave the region, hand the stack and locals to the continuation, re-open the region after
-                if active is not None:
+                tail = _tail_block(tails[offset], names, item.lineno or line)
+                if active is not None and body and body[-1] is active:
+                    # the region starts right here: hand over before it opens (an empty region would make
+                    # `bytecode` assemble a negative length and never finish)
+                    body[-1:-1] = tail
+                elif active is not None:
+                    # leave the region, hand the stack and locals over, re-open the region after
                     body.append(TryEnd(active))
-                body.extend(_tail_block(tails[offset], names, item.lineno or line))
-                if active is not None:
+                    body.extend(tail)
                     reopened = active.copy()
-                    renamed[active] = reopened
+                    renamed[origin] = reopened
                     active = reopened
                     body.append(reopened)
+                else:
+                    body.extend(tail)
             if offset == target:
                 body.append(jump_to)
                 found = True

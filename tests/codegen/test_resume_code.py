@@ -58,3 +58,23 @@ def test_resume_function_code_never_has_unknown_depths():
     assert codes
     for code in codes:
         assert all(depth < 1000 for depth, _ in _depths(code)), _depths(code)
+
+
+def test_tensor_branch_inside_try_with_two_successors_assembles_and_matches_eager():
+    """Regression (fuzz seed 35): a step function with two tails inside one try region re-opens the region
+    twice; the region's end must follow the latest copy, or `bytecode` never finishes assembling."""
+    box = []
+
+    def f(x, y):
+        try:
+            t = x / (y.abs() + 1.0) if x.sum() > 0 else torch.relu(y)
+            u = t * 2
+        finally:
+            box.append("done")
+        return u.tanh()
+
+    compiled = jit.compile(f, backend="eager")
+    for sign in (1.0, -1.0, 1.0):
+        x, y = torch.full((3,), sign), torch.randn(3)
+        torch.testing.assert_close(compiled(x, y), f(x, y))
+    assert box == ["done"] * 6
