@@ -141,7 +141,13 @@ def _wrap_class(state, value, source):
     return ClassValue(value, source)
 
 
+def _wrap_code(state, value, source):
+    _guard(state, source, IdMatch(value))
+    return ConstantValue(value, source)
+
+
 _BY_TYPE = {t: _wrap_constant for t in CONSTANT_TYPES}
+_BY_TYPE[types.CodeType] = _wrap_code
 _BY_TYPE.update({
     tuple: _wrap_tuple,
     list: _wrap_list,

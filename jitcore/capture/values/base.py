@@ -138,19 +138,22 @@ class KnownObjectValue(Value):
 class MethodCallValue(Value):
     """`obj.name` for a method the value models through `call_method` (list.append, dict.items, ...)."""
 
-    __slots__ = ("obj", "name")
+    __slots__ = ("obj", "name", "builtin")
 
-    def __init__(self, obj, name):
+    def __init__(self, obj, name, builtin=False):
         super().__init__(None)
         self.obj = obj
         self.name = name
+        #: call the builtin type's method even where a subclass overrides it (super().name)
+        self.builtin = builtin
 
     def python_type(self):
         import types
         return types.BuiltinMethodType
 
     def call(self, state, args, kwargs):
-        return self.obj.call_method(state, self.name, args, kwargs)
+        method = getattr(self.obj, "builtin_call_method", None) if self.builtin else None
+        return (method or self.obj.call_method)(state, self.name, args, kwargs)
 
     def children(self):
         return [self.obj]

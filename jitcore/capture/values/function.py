@@ -40,6 +40,14 @@ class UserFunctionValue(KnownObjectValue):
     def getattr(self, state, name):
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
             return const(getattr(self.fn, name))
+        if name in ("__code__", "__defaults__", "__kwdefaults__", "__wrapped__") and hasattr(self.fn, name):
+            # a decorator reading the function it wraps (`func.__code__.co_varnames`): the object, guarded
+            from jitcore.capture.values import wrap
+            from jitcore.capture.sources import AttrSource
+            value = getattr(self.fn, name)
+            if self.source is None:
+                return const(value) if name == "__code__" else wrap(state, value, None)
+            return wrap(state, value, AttrSource(self.source, name))
         return super().getattr(state, name)
 
     def call(self, state, args, kwargs):

@@ -53,9 +53,26 @@ class DictValue(Value):
         return bool(self.items)
 
     def getattr(self, state, name):
+        override = self._override(name)
+        if override is not None:
+            from jitcore.capture.values.function import UserMethodValue
+            return UserMethodValue(override, self)
         if name in _DICT_METHODS:
             return MethodCallValue(self, name)
         return super().getattr(state, name)
+
+    def _override(self, name):
+        """A dict subclass's own Python method for `name` (it replaces dict's), else None."""
+        if self.dict_type is dict:
+            return None
+        for klass in self.dict_type.__mro__:
+            if klass is dict:
+                return None
+            found = klass.__dict__.get(name)
+            if found is not None:
+                import types
+                return found if isinstance(found, types.FunctionType) else None
+        return None
 
     def length(self, state):
         return len(self.items)
@@ -107,6 +124,13 @@ class DictValue(Value):
         return NotImplemented
 
     def call_method(self, state, name, args, kwargs):
+        override = self._override(name)
+        if override is not None:
+            return state.inline_call(override, [self, *args], kwargs)
+        return self.builtin_call_method(state, name, args, kwargs)
+
+    def builtin_call_method(self, state, name, args, kwargs):
+        """dict's own method, whatever a subclass overrides (what `super().name(...)` reaches)."""
         items = self.items
         if name == "keys" and not args:
             return ListValue([const(k) for k in items])

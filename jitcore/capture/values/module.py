@@ -49,6 +49,9 @@ class ModuleValue(Value):
         assigned = state.ctx.side_effects.load_attr(module, name)
         if assigned is not None:
             return assigned
+        if name == "__class__":
+            from jitcore.capture.values.objects import ClassValue
+            return ClassValue(type(module))
         d = module.__dict__
         for dict_name in ("_parameters", "_buffers", "_modules"):
             table = d.get(dict_name)

@@ -31,8 +31,12 @@ def is_plain_instance(obj) -> bool:
     """An instance whose attribute access is the default object machinery (a __dict__ and/or __slots__)."""
     cls = type(obj)
     heap_type = bool(cls.__flags__ & (1 << 9))  # Py_TPFLAGS_HEAPTYPE: a class defined in Python, not a C type
+    getattribute = cls.__getattribute__
+    getattr_hook = class_lookup(cls, "__getattr__")
+    # a __getattribute__ / __getattr__ written in Python is inlined like any method (config objects use them)
     return (heap_type and (hasattr(obj, "__dict__") or hasattr(cls, "__slots__"))
-            and cls.__getattribute__ is object.__getattribute__ and class_lookup(cls, "__getattr__") is _MISSING)
+            and (getattribute is object.__getattribute__ or isinstance(getattribute, types.FunctionType))
+            and (getattr_hook is _MISSING or isinstance(getattr_hook, types.FunctionType)))
 
 
 _BINARY_DUNDERS = {
@@ -136,6 +140,14 @@ def _class_attribute(state, self_value, cls, name, raw, source=None):
             from jitcore.capture.values.opaque import DeferredMethodValue
             return DeferredMethodValue(self_value, name, kind)
         return UserMethodValue(raw, self_value)
+    if isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType)) \
+            and raw.__objclass__ in (dict, list, set, tuple) and not hasattr(self_value, "plain_getattr"):
+        # super().get(...) in a dict subclass: the builtin method on the container value
+        from jitcore.capture.values.base import MethodCallValue
+        return MethodCallValue(self_value, name, builtin=True)
+    if raw is object.__getattribute__ and hasattr(self_value, "plain_getattr"):
+        # `super().__getattribute__(key)` inside a class's own __getattribute__: the default lookup
+        return _PlainGetattr(self_value)
     if callable(raw) and isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType,
                                           types.BuiltinFunctionType)):
         # a method implemented in C (inherited from a builtin base): its call runs natively at a break
@@ -146,17 +158,54 @@ def _class_attribute(state, self_value, cls, name, raw, source=None):
     return wrap(state, raw, source)
 
 
+class _PlainGetattr(Value):
+    """object.__getattribute__ bound to a user object: the default attribute lookup, without the class's hook."""
+
+    __slots__ = ("target",)
+
+    def __init__(self, target):
+        super().__init__(None)
+        self.target = target
+
+    def call(self, state, args, kwargs):
+        name = args[0].constant() if len(args) == 1 and not kwargs else None
+        if type(name) is not str:
+            raise GraphBreak("unsupported_call", "object.__getattribute__ with a non-constant name")
+        return self.target.plain_getattr(state, name)
+
+
 class UserObjectValue(_DunderProtocol, OpaqueValue):
     """An instance of a user class that existed before the call (guarded by type; attributes by source)."""
 
     __slots__ = ()
 
     def getattr(self, state, name):
+        getattribute = type(self.obj).__getattribute__
+        if getattribute is not object.__getattribute__:
+            return state.inline_call(getattribute, [self, const(name)], {})
+        return self.plain_getattr(state, name)
+
+    def plain_getattr(self, state, name):
+        """object.__getattribute__(obj, name), then the class's Python __getattr__ when that fails."""
+        try:
+            return self._plain_getattr(state, name)
+        except GraphBreak as brk:
+            hook = class_lookup(type(self.obj), "__getattr__")
+            if hook is _MISSING or brk.kind != "user_exception" or "AttributeError" not in brk.detail:
+                raise
+            return state.inline_call(hook, [self, const(name)], {})
+
+    def _plain_getattr(self, state, name):
         from jitcore.capture.values import wrap
         assigned = state.ctx.side_effects.load_attr(self.obj, name)
         if assigned is not None:
             return assigned
         cls = type(self.obj)
+        if name == "__class__":
+            from jitcore.capture.values.objects import ClassValue
+            return ClassValue(cls)
+        if name == "__dict__" and type(getattr(self.obj, "__dict__", None)) is dict:
+            return wrap(state, self.obj.__dict__, AttrSource(self.source, name) if self.source is not None else None)
         raw = class_lookup(cls, name)
         if isinstance(raw, property) or (raw is not _MISSING and hasattr(type(raw), "__set__")
                                          and not isinstance(raw, types.MemberDescriptorType)):
