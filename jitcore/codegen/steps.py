@@ -96,7 +96,11 @@ class BreakSteps:
         self.has_prefix = has_prefix
 
     def _original_offset(self, offset: int) -> int:
-        return offset if self.offset_map is None else self.offset_map[offset]
+        if self.offset_map is None:
+            return offset
+        # a jump may target an EXTENDED_ARG prefix; the map holds the instructions themselves
+        from jitcore.codegen.resume import real_offset
+        return self.offset_map[real_offset(self.code, offset)]
 
     def _next_offset(self, inst) -> int:
         insts, index_of = instructions_of(self.code)
