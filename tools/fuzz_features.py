@@ -1,29 +1,23 @@
-"""Fuzzing features for `tools/progen.py`, and the programs that carry them: what `tools/fuzz.py` runs.
+"""Statement makers for fuzzing, added to `tools/progen.py`'s table: graph breaks, side effects, exceptions, modules.
 
-Nine statement makers (graph breaks, side effects, exceptions, modules) are registered into progen's
-`STATEMENT_MAKERS` through its `statement` decorator. They find what they write to (a print buffer, an input list,
-object or dict, the module's globals and classes) among the variables' types and in the `FuzzContext` kept on the
-generator's shared state, so inside a plain `progen.generate_program` they emit nothing. `generate_fuzz_program`
-assembles a module that offers all of that, and `FuzzProgram.make_inputs` builds each call's arguments, with other
-batch sizes and ints for the `recompiles` feature. Imports torch and progen, never jitcore.
-Entry points: `generate_fuzz_program`, `FuzzProgram`, `CallSpec`, `FUZZ_FEATURES`, `ALL_FEATURES`, `is_intended`.
+Nine makers are added to progen's `STATEMENT_MAKERS` through its `statement` decorator. They find what they write
+to (a print buffer, an input list, object or dict, the module's globals and classes) among the variables' types
+and in the `FuzzContext` kept on the generator's shared state, so inside a plain `progen.generate_program` they
+emit nothing; `tools/fuzz_programs.py` assembles programs that offer all of it. Imports torch and progen only.
+Entry points: the input types, `FUZZ_FEATURES`, `ALL_FEATURES`, `FEATURE_MARKERS`, `is_intended`.
 """
 from __future__ import annotations
 
 import dataclasses
-import io
-import linecache
 import random
 import re
 
-import torch
-
 from tools import progen
-from tools.progen import (DEFAULT_FEATURES, Expr, FloatType, GenState, IntType, Param, TensorType, assign, int_expr,
-                          leaf, shaped_expr, statement, statements)
+from tools.progen import (DEFAULT_FEATURES, Expr, FloatType, GenState, IntType, TensorType, assign, int_expr, leaf,
+                          shaped_expr, statement, statements)
 
-__all__ = ["ALL_FEATURES", "CallSpec", "FUZZ_FEATURES", "FuzzContext", "FuzzProgram", "HARNESS_FEATURES",
-           "generate_fuzz_program", "is_intended"]
+__all__ = ["ALL_FEATURES", "BoxType", "BufferType", "FEATURE_MARKERS", "FUZZ_FEATURES", "FuzzContext", "GLOBALS",
+           "HARNESS_FEATURES", "LogType", "NetType", "StatsType", "is_intended"]
 
 #: every message of an exception a program raises on purpose starts with this (see `is_intended`).
 INTENDED = "fuzz:"
@@ -73,19 +67,6 @@ class NetType:
     out_features: int
 
 
-@dataclasses.dataclass(frozen=True)
-class CallSpec:
-    """One call of `f`: tensor values from `seed`; `batch` replaces dim 0 of the 2-d inputs (None: unchanged);
-    `ints` replaces Python values of parameters (name, value)."""
-    seed: int
-    batch: int | None = None
-    ints: tuple = ()
-
-    def describe(self) -> str:
-        parts = [f"inputs seed {self.seed}"] + ([f"batch {self.batch}"] if self.batch is not None else [])
-        return ", ".join(parts + [f"{name}={value!r}" for name, value in self.ints])
-
-
 @dataclasses.dataclass
 class FuzzContext:
     """What a fuzz program offers its makers beyond typed variables: the row shape of tensors kept in state,
@@ -121,7 +102,7 @@ def _row_value(g: GenState, row: tuple) -> str:
 
 def _sinks(g: GenState) -> list[list[str]]:
     """Statements (as lines) that record the value `{}` somewhere the harness compares, one per place the program
-    has (globals are declared once per function by `_declare_globals`)."""
+    has (globals are declared once per function by fuzz_programs._declare_globals)."""
     ctx = _context(g)
     sinks = [[f"print({{}}, file={n})"] for n, _ in g.visible(BufferType)]
     sinks += [[f"{n}.append({{}})"] for n, _ in g.visible(LogType)]
@@ -155,7 +136,7 @@ def _report_helper(g: GenState) -> str:
     return name
 
 
-@statement("print_break", 1.6)
+@statement("print_break", 3.0)
 def _print_break(g: GenState) -> bool:
     buffers = g.visible(BufferType)
     if not buffers:
@@ -183,7 +164,7 @@ def _print_break(g: GenState) -> bool:
     return True
 
 
-@statement("item_break", 1.4)
+@statement("item_break", 2.5)
 def _item_break(g: GenState) -> bool:
     rng = g.rng
     t = leaf(g)
@@ -213,7 +194,7 @@ def _tensor_cond(g: GenState) -> str:
                          f"{w}.dim() > 1 and {w}.sum() > {c}"])
 
 
-@statement("tensor_if", 1.6)
+@statement("tensor_if", 3.0)
 def _tensor_if(g: GenState) -> bool:
     if g.rng.random() < 0.2 and g.can_nest(9):
         # a while loop whose condition reads a tensor: at most `limit` iterations
@@ -229,7 +210,7 @@ def _tensor_if(g: GenState) -> bool:
 # Side effects: an input list, an input object, the module's globals, an input dict
 
 
-@statement("list_append", 1.2)
+@statement("list_append", 2.0)
 def _list_append(g: GenState) -> bool:
     logs = g.visible(LogType)
     if not logs:
@@ -261,7 +242,7 @@ BOX_SOURCE = """class Box:
         self.hist.append(tuple(t.shape))"""
 
 
-@statement("obj_attr", 1.2)
+@statement("obj_attr", 2.0)
 def _obj_attr(g: GenState) -> bool:
     boxes = g.visible(BoxType)
     if not boxes:
@@ -282,14 +263,15 @@ def _obj_attr(g: GenState) -> bool:
         return progen._conditional(g, rng.choice([f"{box}.count > {rng.randint(0, 3)}", f"hasattr({box}, 'tag')",
                                                   f"len({box}.hist) % 2 == 0"]))
     k, tag = _int_or_const(g), _tag(g)
-    forms = [f"{box}.count += {k.code}", f"{box}.count = {box}.count * 2 + 1", f"{box}.last = {_row_value(g, kind.row)}",
+    forms = [f"{box}.count += {k.code}", f"{box}.count = {box}.count * 2 + 1",
+             f"{box}.last = {_row_value(g, kind.row)}",
              f"{box}.hist.append({k.code})", f"{box}.tag = {tag}", f"setattr({box}, 'flag', {k.code})",
              f"{box}.bump({k.code})", f"{box}.remember({shaped_expr(g, kind.row, 1).code})"]
     g.emit(rng.choice(forms))
     return True
 
 
-@statement("global_write", 1.2)
+@statement("global_write", 2.0)
 def _global_write(g: GenState) -> bool:
     ctx = _context(g)
     if ctx is None or not ctx.has_globals:
@@ -312,7 +294,7 @@ def _global_write(g: GenState) -> bool:
     return True
 
 
-@statement("dict_update", 1.0)
+@statement("dict_update", 1.5)
 def _dict_update(g: GenState) -> bool:
     dicts = g.visible(StatsType)
     if not dicts:
@@ -331,11 +313,16 @@ def _dict_update(g: GenState) -> bool:
 
 # Exceptions: raised under Python-value conditions, caught or propagating out of f
 
+
 _RAISED = ("ValueError", "IndexError", "FuzzError")
+
+
 #: except clauses: the exceptions each catches (FuzzError derives from ValueError)
 _CLAUSES = {"ValueError": {"ValueError", "FuzzError"}, "(ValueError, IndexError)": {"ValueError", "IndexError",
                                                                                    "FuzzError"},
             "Exception": set(_RAISED), "FuzzError": {"FuzzError"}, "IndexError": {"IndexError"}}
+
+
 FUZZ_ERROR_SOURCE = "class FuzzError(ValueError):\n    pass"
 
 
@@ -348,7 +335,8 @@ def _check_helper(g: GenState) -> str:
     if existing and g.rng.random() < 0.3:
         body = [f"    return {g.rng.choice(existing)}(v + 1, limit + 1) - 1"]
     else:
-        body = ["    if v > limit:", f"        raise {error}(f\"{INTENDED} {name} got {{v}} > {{limit}}\")", "    return v"]
+        body = ["    if v > limit:", f"        raise {error}(f\"{INTENDED} {name} got {{v}} > {{limit}}\")",
+                "    return v"]
     g.shared.helper_sources.append("\n".join([f"def {name}(v, limit):", *body]))
     return name
 
@@ -361,7 +349,7 @@ def _checked_int(g: GenState) -> tuple[str, IntType]:
     return f"{_check_helper(g)}({e.code}, {limit})", IntType(min(lo, limit), min(hi, limit))
 
 
-@statement("exceptions", 1.5)
+@statement("exceptions", 2.5)
 def _exceptions(g: GenState) -> bool:
     rng = g.rng
     choice = rng.random()
@@ -419,8 +407,9 @@ def _exceptions(g: GenState) -> bool:
 # Modules: a class of the program with a Linear and a buffer, called inside f
 
 
-def _net_source(rng: random.Random, name: str, fin: int, fout: int) -> str:
-    init = ["    def __init__(self):", "        super().__init__()", f"        self.lin = torch.nn.Linear({fin}, {fout})",
+def net_source(rng: random.Random, name: str, fin: int, fout: int) -> str:
+    init = ["    def __init__(self):", "        super().__init__()",
+            f"        self.lin = torch.nn.Linear({fin}, {fout})",
             f"        self.register_buffer('scale', torch.linspace(0.5, 1.5, {fout}))"]
     forward = ["    def forward(self, a):"]
     if rng.random() < 0.4:
@@ -447,7 +436,7 @@ def _nets(g: GenState) -> list[tuple[str, NetType]]:
     return nets
 
 
-@statement("module", 1.0)
+@statement("module", 1.5)
 def _module(g: GenState) -> bool:
     if _context(g) is None:
         return False
@@ -462,7 +451,7 @@ def _module(g: GenState) -> bool:
         arg, akind = rng.choice(tensors)
         cls, net = g.fresh("Net"), g.fresh("net")
         kind = NetType(cls, akind.shape[-1], rng.choice([2, 3, 4]))
-        source = _net_source(rng, cls, kind.in_features, kind.out_features)
+        source = net_source(rng, cls, kind.in_features, kind.out_features)
         instance = [f"{net} = {cls}()"]
         if rng.random() < 0.3:
             instance.append(f"{net}.eval()")
@@ -481,191 +470,29 @@ def _module(g: GenState) -> bool:
     return True
 
 
-# Programs
+# Feature sets
+
 
 #: features with statement makers added here; `recompiles` is the harness's (other shapes and ints per program).
 STATEMENT_FEATURES = frozenset({"print_break", "item_break", "tensor_if", "list_append", "obj_attr", "global_write",
                                 "dict_update", "exceptions", "module"})
+
+
 HARNESS_FEATURES = frozenset({"recompiles"})
+
+
 FUZZ_FEATURES = STATEMENT_FEATURES | HARNESS_FEATURES
+
+
 #: everything: progen's features and ours
 ALL_FEATURES = DEFAULT_FEATURES | FUZZ_FEATURES
+
+
 #: a rough test of which features a program's source shows (for the campaign's coverage counts)
 FEATURE_MARKERS = {
     "print_break": r"file=out|out\.write", "item_break": r"\.item\(\)|\b(int|float)\(\(?\w+(\.\w+\(\))? ?>? ?0?\)?",
-    "tensor_if": r"\b(if|while) .*(\.(any|all|norm)\(\)|\.(sum|mean|amax)\(\) [<>])",
-    "list_append": r"\blog\b", "obj_attr": r"\bbox\b", "global_write": r"\bglobal\b|\bTRACE\.", "dict_update": r"\bstats\b",
+    "tensor_if": r"\b(if|while)\b[^\n]*(\.(any|all|norm)\(\)|\.(sum|mean|amax)\(\) [<>])",
+    "list_append": r"\blog\b", "obj_attr": r"\bbox\b", "global_write": r"\bglobal\b|\bTRACE\.",
+    "dict_update": r"\bstats\b",
     "exceptions": r"\btry:|\bcheck\d+\(", "module": r"\bnet\d*\b"}
 
-
-@dataclasses.dataclass(frozen=True)
-class FuzzProgram:
-    """A generated module: `source` defines `f`; `params` its parameters (progen's, then Note [Fuzz inputs]);
-    `state` the module-level names whose values calls change (compared after each call)."""
-    seed: int
-    attempt: int
-    name: str
-    source: str
-    params: tuple
-    features: frozenset
-    state: tuple
-
-    def load(self) -> dict:
-        """A fresh namespace made by running the source (under a fixed torch seed); its lines are registered for
-        tracebacks."""
-        filename = f"<fuzz seed={self.seed}>"
-        linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True), filename)
-        namespace = {"__name__": self.name}
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(self.seed)  # modules made at import get the same weights in every namespace
-            exec(compile(self.source, filename, "exec"), namespace)  # noqa: S102 - the generator's own output
-        return namespace
-
-    def used_features(self) -> frozenset:
-        return frozenset(f for f, pattern in FEATURE_MARKERS.items() if re.search(pattern, self.source, re.M))
-
-    def batch(self) -> int:
-        return self.params[0].type.shape[0]
-
-    def make_inputs(self, namespace: dict, call: CallSpec) -> tuple:
-        """Fresh arguments for one call; classes come from `namespace` (Note [Fuzz inputs])."""
-        generator = torch.Generator().manual_seed(call.seed)
-        ints = dict(call.ints)
-        return tuple(_make_value(p, namespace, call.batch, ints, generator) for p in self.params if p.passed)
-
-    def calls(self, seed: int) -> list[CallSpec]:
-        """The calls to try: two input sets of the first shapes, then (with `recompiles`) six candidates with other
-        batch sizes and ints, then the first shapes again. The harness keeps the first few valid candidates."""
-        calls = [CallSpec(seed), CallSpec(seed + 1_000_003)]
-        if "recompiles" in self.features:
-            rng = random.Random(f"calls/{seed}")
-            ints = [p for p in self.params if p.passed and type(p.value) is int and isinstance(p.type, IntType)]
-            batches = [b for b in (1, 2, 3, 4, 5, 6) if b != self.batch()]
-            for index, form in enumerate(("batch", "ints", "both", "batch", "ints", "both")):
-                batch = rng.choice(batches) if form != "ints" or not ints else None
-                changed = tuple((p.name, rng.choice([v for v in range(0, 6) if v != p.value]))
-                                for p in ints if form != "batch" and rng.random() < 0.7)
-                calls.append(CallSpec(seed + 17 * (index + 1), batch, changed))
-            calls.append(CallSpec(seed + 2_000_006))
-        return calls
-
-
-def _with_batch(shape: tuple, batch: int | None) -> tuple:
-    return (batch,) + shape[1:] if batch is not None and len(shape) == 2 else shape
-
-
-def _make_value(p: Param, namespace: dict, batch: int | None, ints: dict, generator):
-    kind, value = p.type, ints.get(p.name, p.value)
-    if p.name == "w":  # (width, hidden): its dim 0 is not the batch
-        batch = None
-    if isinstance(kind, TensorType):
-        return torch.randn(_with_batch(kind.shape, batch), generator=generator)
-    if isinstance(kind, progen.SeqType):
-        items = [torch.randn(_with_batch(kind.item.shape, batch), generator=generator) for _ in range(kind.max_len)]
-        return tuple(items) if kind.kind == "tuple" else items
-    if isinstance(kind, progen.OptionalType):
-        return None if value is None else torch.randn(_with_batch(kind.item.shape, batch), generator=generator)
-    if isinstance(kind, BufferType):
-        return io.StringIO()
-    if isinstance(kind, LogType):
-        return [0]
-    if isinstance(kind, BoxType):
-        return namespace["Box"](kind.scale, kind.row)
-    if isinstance(kind, StatsType):
-        return {"calls": 0}
-    if isinstance(kind, NetType):
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(7)
-            return namespace[kind.cls]()
-    return value
-
-
-def _extra_params(rng: random.Random, features: frozenset, row: tuple, ctx: FuzzContext) -> list[Param]:
-    """Parameters that side effects and prints write to (Note [Fuzz inputs])."""
-    extra = []
-    if "print_break" in features and rng.random() < 0.85:
-        extra.append(Param("out", BufferType()))
-    if "list_append" in features and rng.random() < 0.6:
-        extra.append(Param("log", LogType()))
-    if "obj_attr" in features and rng.random() < 0.6:
-        extra.append(Param("box", BoxType(rng.choice([0.5, 2.0, -1.5]), row)))
-        ctx.fixed_sources.append(BOX_SOURCE)
-    if "dict_update" in features and rng.random() < 0.5:
-        extra.append(Param("stats", StatsType()))
-    if "module" in features and rng.random() < 0.25:
-        kind = NetType("NetArg", row[-1], rng.choice([2, 3]))
-        extra.append(Param("net", kind))
-        ctx.fixed_sources.append(_net_source(rng, kind.cls, kind.in_features, kind.out_features))
-    return extra
-
-
-def _declare_globals(source: str) -> str:
-    """`global ...` as the first line of each module-level function that uses GLOBALS.
-
-    Python rejects a `global X` placed after any use of X in the same function, so one declaration at the top
-    is the only safe place; the makers never declare.
-    """
-    chunks = re.split(r"(?m)^(?=def )", source)
-    for index, chunk in enumerate(chunks):
-        header, _, body = chunk.partition("\n")
-        used = [name for name in GLOBALS if re.search(rf"\b{name}\b", body)]
-        if chunk.startswith("def ") and used:
-            chunks[index] = f"{header}\n    global {', '.join(used)}\n{body}"
-    return "".join(chunks)
-
-
-def _describe(p: Param) -> str:
-    if isinstance(p.type, (BufferType, LogType, StatsType, BoxType, NetType)):
-        return f"{p.name}: {type(p.type).__name__[:-4]}"
-    return progen._describe(p)
-
-
-def generate_fuzz_program(seed: int, *, features: frozenset | None = None, attempt: int = 0) -> FuzzProgram:
-    """A random fuzz program: the same seed, features and attempt always give the same program.
-
-    Args:
-        seed: any int. features: names from `ALL_FEATURES` (default: all). attempt: 1, 2, ... give other programs
-            for the same seed, for when a program turns out invalid (the harness regenerates).
-    """
-    features = ALL_FEATURES if features is None else frozenset(features)
-    unknown = sorted(features - ALL_FEATURES)
-    if unknown:
-        raise ValueError(f"generate_fuzz_program: unknown feature(s) {unknown}; known: {sorted(ALL_FEATURES)}")
-    rng = random.Random(seed if attempt == 0 else f"{seed}/{attempt}")
-    params = progen._choose_params(rng, features)
-    row = params[0].type.shape[1:]
-    ctx = FuzzContext(row, "global_write" in features)
-    if "exceptions" in features:
-        ctx.fixed_sources.append(FUZZ_ERROR_SOURCE)
-    extra = _extra_params(rng, features, row, ctx)
-    required = [p for p in params if p.default is None]
-    params = required + extra + [p for p in params if p.default is not None]
-    g = GenState(rng, features)
-    g.shared.fuzz = ctx
-    for p in params:
-        g.define(p.name, p.type)
-        g.params.add(p.name)
-    module = ["import torch"]
-    if "python_arith" in features and rng.random() < 0.4:
-        scale, steps = rng.choice([0.5, 1.5, -0.75]), rng.randint(1, 3)
-        module += [f"SCALE = {scale}", f"STEPS = {steps}"]
-        for name, kind in (("SCALE", FloatType(abs(scale))), ("STEPS", IntType(steps, steps))):
-            g.define(name, kind)
-            g.params.add(name)
-    if ctx.has_globals:
-        module += ["COUNTER = 0", "TRACE = []", f"LAST = torch.zeros({progen._dims(row)})"]
-    target = rng.randint(3, progen.MAX_BODY_LINES - 4)
-    for _ in range(60):
-        if len(g.lines) >= target:
-            break
-        progen.one_statement(g)
-    progen._return_statement(g)
-    signature = ", ".join(p.name if p.default is None else f"{p.name}={p.default}" for p in params)
-    header = f"# fuzz seed={seed}" + (f" attempt={attempt}" if attempt else "") + \
-        f": f({', '.join(_describe(p) for p in params)})"
-    parts = ["\n".join(module[:1] + ([""] if len(module) > 1 else []) + module[1:]), *ctx.fixed_sources,
-             *g.shared.helper_sources, "\n".join([f"def f({signature}):", *g.lines])]
-    source = _declare_globals(f"{header}\n" + "\n\n\n".join(parts) + "\n")
-    nets = tuple(m.group(1) for src in g.shared.helper_sources for m in [re.search(r"^(net\d+) = ", src, re.M)] if m)
-    state = (GLOBALS if ctx.has_globals else ()) + nets
-    return FuzzProgram(seed, attempt, f"fuzz_{seed}", source, tuple(params), features, state)

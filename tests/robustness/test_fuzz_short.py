@@ -1,0 +1,88 @@
+"""The short form of the fuzzing campaign (tools/fuzz.py): random programs with every feature agree with eager.
+
+150 programs (graph breaks, side effects, exceptions, modules, recompiles, and everything tools/progen.py writes)
+run in two worker processes; each must match eager on every call (results, exceptions, printed output, inputs,
+globals and object identity), without internal errors or hangs. `JITCORE_FUZZ_PROGRAMS` and `JITCORE_FUZZ_SEED`
+choose the seeds. A failure names each seed and the command that minimises it into fuzz_failures/seed_N.py.
+"""
+from __future__ import annotations
+
+import os
+import runpy
+
+import pytest
+import torch
+
+from tools.fuzz import Outcome, check_seed, replay, run_campaign
+from tools.fuzz_features import ALL_FEATURES
+from tools.fuzz_programs import generate_fuzz_program
+
+PROGRAMS = int(os.environ.get("JITCORE_FUZZ_PROGRAMS", "150"))
+FIRST_SEED = int(os.environ.get("JITCORE_FUZZ_SEED", "0"))
+JOBS = min(2, os.cpu_count() or 1)
+#: seconds before a program counts as hung (the slowest programs take a few seconds)
+TIMEOUT_S = 20
+
+
+@pytest.fixture(scope="module")
+def outcomes() -> list[Outcome]:
+    seeds = range(FIRST_SEED, FIRST_SEED + PROGRAMS)
+    return list(run_campaign(seeds, ALL_FEATURES, "eager", jobs=JOBS, timeout_s=TIMEOUT_S))
+
+
+def _report(failures: list[Outcome]) -> str:
+    lines = [f"seed {o.seed}: {o.kind}: {o.message[:600]}" for o in failures]
+    first = failures[0].seed
+    lines.append(f"minimise one: .venv/bin/python tools/fuzz.py --seed {first} --count 1 --minimize "
+                 f"--state /tmp/fuzz_{first}.json --restart  (reproducer in fuzz_failures/seed_{first}.py)")
+    return "\n".join(lines)
+
+
+def test_fuzz_programs_match_eager(outcomes):
+    mismatches = [o for o in outcomes if o.kind == "mismatch"]
+    assert not mismatches, f"{len(mismatches)} of {len(outcomes)} programs differ from eager:\n{_report(mismatches)}"
+
+
+def test_fuzz_programs_raise_no_internal_error_and_never_hang(outcomes):
+    failures = [o for o in outcomes if o.kind in ("jitcore-error", "timeout")]
+    assert not failures, f"{len(failures)} of {len(outcomes)} programs hit jitcore faults:\n{_report(failures)}"
+
+
+def test_fuzz_programs_are_valid_and_exercise_every_feature(outcomes):
+    """The generator's contract: each seed yields a program eager runs, and the batch covers each new feature."""
+    invalid = [o.seed for o in outcomes if o.kind == "invalid"]
+    assert not invalid, f"seeds without a valid program (a generator bug in tools/fuzz_features.py): {invalid}"
+    covered = {feature for o in outcomes for feature in o.features}
+    missing = {"print_break", "item_break", "tensor_if", "list_append", "obj_attr", "global_write", "dict_update",
+               "exceptions", "module"} - covered
+    assert not missing, f"no program of the batch used {sorted(missing)}"
+    assert sum(o.variants > 0 for o in outcomes) >= len(outcomes) // 2, "too few programs were called with other shapes"
+    assert sum(o.breaks > 0 for o in outcomes) >= len(outcomes) // 4, "too few programs had a graph break"
+
+
+def test_fuzz_generator_is_deterministic():
+    first, second = generate_fuzz_program(4242), generate_fuzz_program(4242)
+    assert first.source == second.source and first.params == second.params
+    assert generate_fuzz_program(4242, attempt=1).source != first.source
+
+
+def test_fuzz_harness_catches_and_minimises_a_wrong_backend(tmp_path):
+    """The oracle itself: a backend that shifts each graph's first output must be caught, and the reproducer's
+    program must be smaller than the original and still fail."""
+
+    def shifted(gm, example_inputs):
+        def run(*args):
+            out = gm.forward(*args)
+            first = out[0] if isinstance(out, (tuple, list)) and out else None
+            if isinstance(first, torch.Tensor) and first.is_floating_point():
+                return (first + 0.5, *out[1:])
+            return out
+        return run
+
+    outcome = check_seed(5, backend=shifted, minimize_to=tmp_path, timeout_s=TIMEOUT_S, minimize_budget_s=20)
+    assert outcome.kind == "mismatch", outcome
+    reproducer = runpy.run_path(str(tmp_path / "seed_5.py"))  # defines SOURCE, PARAMS, CALLS, STATE
+    program = generate_fuzz_program(5, attempt=outcome.attempt)
+    assert len(reproducer["SOURCE"].splitlines()) < len(program.source.splitlines())
+    assert replay(reproducer["SOURCE"], reproducer["PARAMS"], reproducer["CALLS"], reproducer["STATE"],
+                  backend=shifted, seed=5) == 1
