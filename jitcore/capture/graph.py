@@ -57,20 +57,14 @@ class GraphBuilder:
     def add_input(self, source, real: torch.Tensor):
         """A placeholder for a tensor read from `source`; returns (node, fake)."""
         fake = self.to_fake(real)
-        name = _placeholder_name(source.user_name, len(self.inputs))
-        first = self._first_non_placeholder()
-        if first is None:
-            node = self.graph.placeholder(name)
-        else:
-            with self.graph.inserting_before(first):
-                node = self.graph.placeholder(name)
-        node.meta["example_value"] = fake
-        node.meta["val"] = fake
-        node.meta["source"] = source.user_name
-        return node, fake
+        return self._placeholder(source, fake), fake
 
     def add_scalar_input(self, source, sym):
-        """A placeholder for a Python int passed as a graph input (a dynamic int)."""
+        """A placeholder for a Python int or float passed as a graph input (a dynamic number)."""
+        return self._placeholder(source, sym)
+
+    def _placeholder(self, source, example):
+        """A placeholder after the existing ones (graph inputs keep the order they were read in)."""
         name = _placeholder_name(source.user_name, len(self.inputs))
         first = self._first_non_placeholder()
         if first is None:
@@ -78,8 +72,8 @@ class GraphBuilder:
         else:
             with self.graph.inserting_before(first):
                 node = self.graph.placeholder(name)
-        node.meta["example_value"] = sym
-        node.meta["val"] = sym
+        node.meta["example_value"] = example
+        node.meta["val"] = example
         node.meta["source"] = source.user_name
         return node
 
