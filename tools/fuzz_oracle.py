@@ -271,6 +271,7 @@ class _CountingBackend:
     def __init__(self, backend):
         from backends import lookup
         self.inner, self.graphs = lookup(backend), 0
+        self.__name__ = backend if isinstance(backend, str) else getattr(backend, "__name__", "backend")
 
     def __call__(self, gm, example_inputs):
         self.graphs += 1
