@@ -14,6 +14,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -75,7 +76,8 @@ def minimize_failure(outcome: Outcome, features: frozenset, backend: str, direct
         return
     program, calls = _program_of(outcome, features)
     trial_s = min(timeout_s, 8) if outcome.kind == "timeout" else timeout_s
-    small, small_calls, small_outcome = minimize(program, calls, outcome, backend, budget_s, trial_s)
+    with tempfile.TemporaryDirectory(prefix="fuzz_trials_") as scratch:
+        small, small_calls, small_outcome = minimize(program, calls, outcome, backend, budget_s, trial_s, Path(scratch))
     outcome.reproducer = str(write_reproducer(directory, program, small, small_calls, small_outcome, backend))
 
 

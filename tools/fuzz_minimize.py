@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -17,6 +20,9 @@ from tools.fuzz_oracle import Outcome, eager_errors, signature, timed_run
 from tools.fuzz_programs import CallSpec, FuzzProgram
 
 __all__ = ["minimize", "replay", "write_reproducer"]
+
+#: the repository root: what a reproducer run in a scratch directory needs on sys.path
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _statement_lists(tree: ast.AST) -> list:
@@ -84,21 +90,50 @@ class _Shrinker:
         return progress
 
 
-def minimize(program: FuzzProgram, calls: list, outcome: Outcome, backend: str = "eager",
-             budget_s: float = 300.0, trial_s: int = 120) -> tuple[FuzzProgram, list, Outcome]:
+def _in_process(program: FuzzProgram, backend, trial_s: int):
+    """A trial runner: the candidate's outcome, run here (None where eager shows the candidate invalid)."""
+    def run(source: str, calls: list) -> Outcome | None:
+        candidate = dataclasses.replace(program, source=source)
+        if eager_errors(candidate, calls) is not None:
+            return None
+        return timed_run(candidate, calls, backend, trial_s)
+    return run
+
+
+def _in_subprocess(program: FuzzProgram, backend: str, trial_s: int, directory: Path):
+    """A trial runner that runs each candidate's reproducer in a fresh interpreter: for failures that only show on
+    their first occurrence in a process (torch and jitcore keep process-wide state). Slower: seconds per trial."""
+    def run(source: str, calls: list) -> Outcome | None:
+        candidate = dataclasses.replace(program, source=source)
+        path = write_reproducer(directory, program, candidate, calls, Outcome(program.seed), backend, name="trial")
+        try:
+            done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=trial_s + 60,
+                                  env={**os.environ, "PYTHONPATH": str(ROOT)})
+        except subprocess.TimeoutExpired:
+            return Outcome(program.seed, kind="timeout", message="stopped at a subprocess trial")
+        line = next((x for x in done.stdout.splitlines() if x.startswith(f"seed {program.seed}: ")), "")
+        kind, _, message = line.partition(": ")[2].partition(": ")
+        return Outcome(program.seed, kind=kind, message=message) if done.returncode in (0, 1) and kind else None
+    return run
+
+
+def minimize(program: FuzzProgram, calls: list, outcome: Outcome, backend="eager", budget_s: float = 300.0,
+             trial_s: int = 120, scratch: Path | None = None) -> tuple[FuzzProgram, list, Outcome]:
     """Delta debugging: drop calls, then statements (chunks, then one at a time), then unwrap blocks, while eager
     stays valid and the failure keeps its signature; stops after `budget_s` seconds. Returns the smaller program,
-    its calls and its outcome."""
+    its calls and its outcome. Where the failure does not show again in this process, each trial runs in a fresh
+    one (a named backend and a `scratch` directory needed)."""
     deadline = time.monotonic() + budget_s
     target = signature(outcome)
     found = {}
+    run = _in_process(program, backend, trial_s)
+    if signature(run(program.source, calls) or Outcome(program.seed)) != target and isinstance(backend, str) \
+            and scratch is not None:
+        run = _in_subprocess(program, backend, trial_s, scratch)
 
     def still_fails(source: str, trial_calls: list) -> bool:
-        candidate = dataclasses.replace(program, source=source)
-        if eager_errors(candidate, trial_calls) is not None:
-            return False
-        result = timed_run(candidate, trial_calls, backend, trial_s)
-        if signature(result) != target:
+        result = run(source, trial_calls)
+        if result is None or signature(result) != target:
             return False
         found["outcome"] = result
         return True
@@ -120,7 +155,7 @@ def minimize(program: FuzzProgram, calls: list, outcome: Outcome, backend: str =
 
 _REPRODUCER = '''"""jitcore fuzz reproducer: seed {seed} (attempt {attempt}), backend {backend!r}; features: {features}.
 
-{kind} at {message}
+{kind}: {message}
 
 Minimised from {before} to {after} lines. Rerun (exits 1 while the failure persists):
     .venv/bin/python {path}
@@ -148,9 +183,10 @@ def _quote(source: str) -> str:
 
 
 def write_reproducer(directory: Path, original: FuzzProgram, program: FuzzProgram, calls: list, outcome: Outcome,
-                     backend: str) -> Path:
+                     backend, name: str | None = None) -> Path:
+    """Write directory/seed_N.py (or name.py): `program` with its calls, runnable on its own through `replay`."""
     directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"seed_{program.seed}.py"
+    path = directory / f"{name or f'seed_{program.seed}'}.py"
     backend = backend if isinstance(backend, str) else getattr(backend, "__name__", repr(backend))
     params = "[\n" + "".join(f"    {p!r},\n" for p in program.params) + "]"
     path.write_text(_REPRODUCER.format(
