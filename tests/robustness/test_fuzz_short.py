@@ -52,6 +52,8 @@ def test_fuzz_programs_are_valid_and_exercise_every_feature(outcomes):
     """The generator's contract: each seed yields a program eager runs, and the batch covers each new feature."""
     invalid = [o.seed for o in outcomes if o.kind == "invalid"]
     assert not invalid, f"seeds without a valid program (a generator bug in tools/fuzz_features.py): {invalid}"
+    broken = [o for o in outcomes if o.kind == "harness-error"]
+    assert not broken, "the fuzz tools failed:\n" + "\n".join(f"seed {o.seed}: {o.message}" for o in broken)
     covered = {feature for o in outcomes for feature in o.features}
     missing = {"print_break", "item_break", "tensor_if", "list_append", "obj_attr", "global_write", "dict_update",
                "exceptions", "module"} - covered
