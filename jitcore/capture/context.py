@@ -43,6 +43,13 @@ class CaptureContext:
         self.count_visits = True
         #: guard paths of ints that are graph inputs rather than constants (automatic dynamic)
         self.dynamic_paths = frozenset()
+        #: traced exceptions being handled, innermost last (what sys.exc_info() would report)
+        self.exc_stack: list = []
+        #: for each handler running, the root-frame (offset, visit) its exception came from: a graph break
+        #: inside a handler is placed there, since a resume point cannot start inside an except block
+        self.handling: list = []
+        #: origin of the exception the last unwind jumped to a handler with (PUSH_EXC_INFO records it)
+        self.pending_origin = None
 
     def push_cleanup(self, undo) -> None:
         """Remember how to undo a real state switch made while tracing (grad mode, autocast)."""

@@ -18,6 +18,8 @@ from jitcore.capture.sources import (LocalSource, GlobalSource, ModuleGlobalSour
                                      AttrSource, ItemSource)
 from jitcore.capture.values import wrap
 from jitcore.capture.values.cells import CellBox, RootCell
+from jitcore.capture.values.constant import const
+from jitcore.capture.values.exception import TracedException, exception_from_break
 from jitcore.capture.values.function import bind_arguments
 
 __all__ = ["FrameState", "CaptureInternalError", "StopCapture"]
@@ -37,6 +39,20 @@ class StopCapture(Exception):
 
 class CaptureInternalError(Exception):
     """A fault inside jitcore while interpreting; carries the opcode and the user's location."""
+
+
+def exception_handler(code, offset):
+    """The exception-table entry covering `offset` (start, end, target, depth, lasti), or None."""
+    table = _HANDLERS.get(code)
+    if table is None:
+        table = _HANDLERS[code] = dis.Bytecode(code).exception_entries
+    for entry in table:
+        if entry.start <= offset < entry.end:
+            return entry
+    return None
+
+
+_HANDLERS: dict = {}
 
 
 def instructions_of(code):
@@ -122,7 +138,21 @@ class FrameState:
                 raise self._located(GraphBreak(kind, f"opcode {inst.opname}"))
             try:
                 self._step(handler, inst, check)
+            except TracedException as exc:
+                if self.unwind(exc.value):
+                    continue
+                if self.parent is not None:
+                    raise
+                raise self._located(GraphBreak("user_exception", f"{exc.value.cls.__name__} raised and not caught "
+                                                                 f"in the traced code"))
             except GraphBreak as brk:
+                value = exception_from_break(brk)
+                if value is not None and self.has_handler():
+                    # an error the modelled operation raises for real: catchable by the traced handlers
+                    value.origin = self.origin()
+                    if self.unwind(value):
+                        continue
+                    raise TracedException(value, value.origin) from None
                 raise self._located(brk)
             except CaptureInternalError:
                 raise
@@ -172,9 +202,9 @@ class FrameState:
 
     def _located(self, brk: GraphBreak) -> GraphBreak:
         if self.parent is None and getattr(brk, "root_offset", None) is None:
-            # where the root frame was when capture had to stop: the break point of the frame
-            brk.root_offset = self.current.offset
-            brk.root_visit = self.ctx.visits.get(self.current.offset, 1)
+            # where the root frame was when capture had to stop (or when the exception being handled was
+            # raised): the break point of the frame
+            brk.root_offset, brk.root_visit = self.origin()
         if brk.location is None:
             filename = self.code.co_filename
             line = linecache.getline(filename, self.lineno)
@@ -183,6 +213,44 @@ class FrameState:
 
     def location_text(self) -> str:
         return f"{self.code.co_filename}:{self.lineno} in {self.code.co_name}"
+
+    # -- exceptions -------------------------------------------------------------------------------------------
+    def origin(self) -> tuple:
+        """(offset, visit) of the root-frame instruction a graph break or an exception raised now belongs to."""
+        if self.ctx.handling:
+            return self.ctx.handling[0]
+        root = self
+        while root.parent is not None:
+            root = root.parent
+        offset = root.current.offset
+        return offset, self.ctx.visits.get(offset, 1)
+
+    def raise_traced(self, value):
+        if getattr(value, "origin", None) is None:
+            value.origin = self.origin()
+        raise TracedException(value, value.origin)
+
+    def has_handler(self) -> bool:
+        frame = self
+        while frame is not None:
+            if exception_handler(frame.code, frame.current.offset) is not None:
+                return True
+            frame = frame.parent
+        return False
+
+    def unwind(self, value) -> bool:
+        """Jump to this frame's handler for the current instruction, as CPython does: trim the stack to the
+        handler's depth, push the instruction offset if asked, push the exception. False: no handler here."""
+        entry = exception_handler(self.code, self.current.offset)
+        if entry is None:
+            return False
+        del self.stack[entry.depth:]
+        if entry.lasti:
+            self.stack.append(const(self.current.offset))
+        self.stack.append(value)
+        self.ip = self.index_of[entry.target]
+        self.ctx.pending_origin = value.origin
+        return True
 
     # -- helpers for handlers ---------------------------------------------------------------------------------
     def jump(self, inst) -> None:

@@ -5,15 +5,14 @@ their graph-break kind. Every other opname also breaks the graph (unsupported_op
 """
 from jitcore.capture.opcodes.registry import HANDLERS, UNSUPPORTED, Signature, unsupported
 from jitcore.capture.opcodes import (stack, loads, arith, containers, calls, jumps, functions,  # noqa: F401
-                                    with_blocks, generators, imports)
+                                    with_blocks, generators, imports, exceptions)
 
 unsupported("generator", "SEND", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT",
             "END_ASYNC_FOR", "GET_YIELD_FROM_ITER", "END_SEND", "CLEANUP_THROW", "BEFORE_ASYNC_WITH")
 unsupported("side_effect", "STORE_NAME", "DELETE_NAME", "DELETE_GLOBAL", "DELETE_DEREF", "DELETE_ATTR",
             "SETUP_ANNOTATIONS")
-unsupported("user_exception", "RAISE_VARARGS", "LOAD_ASSERTION_ERROR", "RERAISE")
 unsupported("unsupported_opcode", "GET_LEN", "MATCH_MAPPING", "MATCH_SEQUENCE", "MATCH_KEYS", "MATCH_CLASS",
-            "PUSH_EXC_INFO", "POP_EXCEPT", "CHECK_EXC_MATCH", "CHECK_EG_MATCH", "WITH_EXCEPT_START",
+            "CHECK_EG_MATCH", "WITH_EXCEPT_START",
             "LOAD_BUILD_CLASS", "LOAD_LOCALS", "LOAD_NAME",
             "CALL_INTRINSIC_2", "LOAD_FROM_DICT_OR_GLOBALS", "LOAD_FROM_DICT_OR_DEREF")
 

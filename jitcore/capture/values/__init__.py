@@ -79,6 +79,9 @@ def _wrap_dict(state, value, source):
     _guard(state, source, TypeMatch(type(value)))
     _guard(state, source, DictKeysMatch(keys))
     items = {k: wrap(state, v, ItemSource(source, k) if source is not None else None) for k, v in value.items()}
+    if source is not None and type(value) is not dict and type(getattr(value, "__dict__", None)) is dict:
+        from jitcore.capture.values.dict_object import DictObjectValue
+        return DictObjectValue(value, items, source)
     return DictValue(items, source, dict_type=type(value))
 
 

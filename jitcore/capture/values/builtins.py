@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import types
 
 import torch
 
@@ -428,6 +429,18 @@ def construct(state, cls, args, kwargs):
         return TupleValue(bound, tuple_type=cls)
     if isinstance(cls, type) and issubclass(cls, torch.nn.Module):
         raise GraphBreak("unsupported_call", f"creating a {cls.__qualname__} module inside a compiled function")
+    from jitcore.capture.values.exception import exception_constructible, construct_exception
+    if exception_constructible(cls):
+        return construct_exception(state, cls, args, kwargs)
+    from jitcore.capture.values.dict_object import NewDictObjectValue, dict_constructible
+    if dict_constructible(cls):
+        obj = NewDictObjectValue(cls)
+        init = class_lookup(cls, "__init__")
+        if isinstance(init, types.FunctionType):
+            state.inline_call(init, [obj, *args], kwargs)
+        else:
+            obj.builtin_call_method(state, "__init__", args, kwargs)
+        return obj
     if constructible(cls):
         obj = NewObjectValue(cls)
         init = class_lookup(cls, "__init__")

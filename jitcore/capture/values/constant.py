@@ -4,7 +4,9 @@ A constant folds every operation at capture time; its source (if any) is guarded
 """
 from __future__ import annotations
 
+import inspect
 import operator
+import types
 
 import torch
 
@@ -28,6 +30,9 @@ _PURE_METHODS = {
     torch.Size: {"numel", "index", "count", "__len__"},
     torch.dtype: {"to_real", "to_complex"},
     range: {"index", "count"},
+    types.MappingProxyType: {"keys", "values", "items", "get", "__len__", "__contains__", "__getitem__"},
+    inspect.Signature: {"replace"},
+    inspect.Parameter: {"replace"},
 }
 
 

@@ -76,11 +76,33 @@ def _no_torch_function(state, args, kwargs):
     return const(False)
 
 
+def _compiling(state, args, kwargs):
+    """torch.compiler.is_compiling() and friends: True inside traced code, as under torch.compile, so libraries
+    written for torch.compile take their capture-friendly paths (natively run code still sees False)."""
+    from jitcore.capture.values.constant import const
+    return const(True)
+
+
+def _not_tracing(state, args, kwargs):
+    """torch.jit.is_tracing() / torch._C._is_tracing(): jitcore's capture is not a TorchScript trace."""
+    from jitcore.capture.values.constant import const
+    return const(False)
+
+
 def register_lookasides(table: dict) -> None:
     import torch.overrides as overrides
     for fn in (overrides.has_torch_function, overrides.has_torch_function_unary,
                overrides.has_torch_function_variadic):
         table[fn] = _no_torch_function
+    import torch._utils
+    for fn in (torch.compiler.is_compiling, getattr(torch.compiler, "is_dynamo_compiling", None),
+               getattr(torch._utils, "is_compiling", None)):
+        if fn is not None:
+            table[fn] = _compiling
+    table[torch.jit.is_tracing] = table[torch._C._is_tracing] = _not_tracing
+    import inspect
+    from jitcore.capture.values.introspection import signature_lookaside
+    table[inspect.signature] = signature_lookaside
 
 
 def native_kind(fn):

@@ -7,6 +7,7 @@ __getattr__ or __setattr__ is not modelled (graph break), since its attribute ac
 """
 from __future__ import annotations
 
+import collections
 import types
 
 from jitcore.capture.breaks import GraphBreak
@@ -141,13 +142,23 @@ def _class_attribute(state, self_value, cls, name, raw, source=None):
             return DeferredMethodValue(self_value, name, kind)
         return UserMethodValue(raw, self_value)
     if isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType)) \
-            and raw.__objclass__ in (dict, list, set, tuple) and not hasattr(self_value, "plain_getattr"):
+            and issubclass(raw.__objclass__, BaseException) and isinstance(self_value.python_type(), type) \
+            and issubclass(self_value.python_type(), BaseException) and hasattr(self_value, "builtin_call_method"):
+        # `super().__init__(message)` in an exception class: BaseException's own method
+        from jitcore.capture.values.base import MethodCallValue
+        return MethodCallValue(self_value, name, builtin=True)
+    if raw is object.__setattr__ and hasattr(self_value, "raw_setattr"):
+        # `super().__setattr__(name, value)` inside a class's own __setattr__: the default store
+        return _DefaultSlot(self_value, store=True)
+    if isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType)) \
+            and raw.__objclass__ in (dict, list, set, tuple, collections.OrderedDict) \
+            and not hasattr(self_value, "plain_getattr"):
         # super().get(...) in a dict subclass: the builtin method on the container value
         from jitcore.capture.values.base import MethodCallValue
         return MethodCallValue(self_value, name, builtin=True)
     if raw is object.__getattribute__ and hasattr(self_value, "plain_getattr"):
         # `super().__getattribute__(key)` inside a class's own __getattribute__: the default lookup
-        return _PlainGetattr(self_value)
+        return _DefaultSlot(self_value, store=False)
     if callable(raw) and isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType,
                                           types.BuiltinFunctionType)):
         # a method implemented in C (inherited from a builtin base): its call runs natively at a break
@@ -158,20 +169,26 @@ def _class_attribute(state, self_value, cls, name, raw, source=None):
     return wrap(state, raw, source)
 
 
-class _PlainGetattr(Value):
-    """object.__getattribute__ bound to a user object: the default attribute lookup, without the class's hook."""
+class _DefaultSlot(Value):
+    """object.__getattribute__ / object.__setattr__ bound to an object (`super().__setattr__(k, v)` inside the
+    class's own hook): the default lookup or store, without the class's hook."""
 
-    __slots__ = ("target",)
+    __slots__ = ("target", "store")
 
-    def __init__(self, target):
+    def __init__(self, target, store: bool):
         super().__init__(None)
         self.target = target
+        self.store = store
 
     def call(self, state, args, kwargs):
-        name = args[0].constant() if len(args) == 1 and not kwargs else None
+        name = args[0].constant() if len(args) == 1 + self.store and not kwargs else None
         if type(name) is not str:
-            raise GraphBreak("unsupported_call", "object.__getattribute__ with a non-constant name")
-        return self.target.plain_getattr(state, name)
+            which = "__setattr__" if self.store else "__getattribute__"
+            raise GraphBreak("unsupported_call", f"object.{which} with a non-constant name")
+        if not self.store:
+            return self.target.plain_getattr(state, name)
+        self.target.raw_setattr(state, name, args[1])
+        return const(None)
 
 
 class UserObjectValue(_DunderProtocol, OpaqueValue):
@@ -294,13 +311,7 @@ class NewObjectValue(_DunderProtocol, Value):
 
     def raw_setattr(self, state, name, value):
         """object.__setattr__(self, name, value): what __init__ of a frozen dataclass uses."""
-        raw = class_lookup(self.cls, name)
-        if raw is not _MISSING and hasattr(type(raw), "__set__"):
-            if isinstance(raw, property) and raw.fset is not None:
-                state.inline_call(raw.fset, [self, value], {})
-                return
-            raise GraphBreak("unsupported_value", f"assigning descriptor {self.cls.__name__}.{name}")
-        self.attrs[name] = value
+        default_store(state, self, self.cls, self.attrs, name, value)
 
     def call(self, state, args, kwargs):
         method = class_lookup(self.cls, "__call__")
@@ -314,6 +325,18 @@ class NewObjectValue(_DunderProtocol, Value):
         cls = codegen.constant_object(self.cls, "cls")
         body = "".join(f"{name!r}: {codegen.load(v)}, " for name, v in self.attrs.items())
         return f"{build}({cls}, {{{body}}})"
+
+
+def default_store(state, obj, cls, attrs: dict, name: str, value) -> None:
+    """object.__setattr__ on an object made while tracing: a property's setter runs, other data descriptors are
+    not modelled, anything else lands in its attribute dict."""
+    raw = class_lookup(cls, name)
+    if raw is not _MISSING and hasattr(type(raw), "__set__"):
+        if isinstance(raw, property) and raw.fset is not None:
+            state.inline_call(raw.fset, [obj, value], {})
+            return
+        raise GraphBreak("unsupported_value", f"assigning descriptor {cls.__name__}.{name}")
+    attrs[name] = value
 
 
 def _build_object(cls, attrs):
