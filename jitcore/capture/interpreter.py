@@ -19,7 +19,7 @@ from jitcore.capture.sources import (LocalSource, GlobalSource, ModuleGlobalSour
 from jitcore.capture.values import wrap
 from jitcore.capture.values.cells import CellBox, RootCell
 from jitcore.capture.values.constant import const
-from jitcore.capture.values.exception import TracedException, exception_from_break
+from jitcore.capture.values.exception import ExceptionValue, TracedException, exception_from_break
 from jitcore.capture.values.function import bind_arguments
 
 __all__ = ["FrameState", "CaptureInternalError", "StopCapture"]
@@ -226,7 +226,10 @@ class FrameState:
         return offset, self.ctx.visits.get(offset, 1)
 
     def raise_traced(self, value):
-        if getattr(value, "origin", None) is None:
+        if not isinstance(value, ExceptionValue):
+            # a real exception object (a resume function entered at a re-raise): raised by Python, not traced
+            raise GraphBreak("user_exception", f"re-raising a {value.kind_name} that the traced code did not make")
+        if value.origin is None:
             value.origin = self.origin()
         raise TracedException(value, value.origin)
 

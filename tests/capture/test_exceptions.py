@@ -248,3 +248,29 @@ def test_exception_object_returned_is_rebuilt():
     compiled = jit.compile(f)
     out, err = compiled(randn(3, seed=1))
     assert type(err) is CodedError and err.args == ("kept",) and err.code == 5
+
+
+def test_unmatched_except_clause_reraises_from_python_in_strict_mode(monkeypatch):
+    """The helper's IndexError passes an `except` for another type: the call runs natively inside the try region
+    and the continuation that re-raises must not be traced as a traced exception (found by the fuzzer)."""
+    monkeypatch.setattr(jit.config, "strict", True)
+
+    def check(v, limit):
+        if v > limit:
+            raise IndexError(f"got {v} > {limit}")
+        return v
+
+    def f(x, w):
+        t0 = x.clamp(min=-1.0)
+        try:
+            k = check(w.size(1), 1)
+            t1 = t0 * k
+        except CodedError:
+            t1 = t0
+        return t1
+
+    compiled = jit.compile(f)
+    for _ in range(3):
+        with pytest.raises(IndexError, match="got 2 > 1"):
+            compiled(randn(3, seed=1), randn(4, 2, seed=2))
+    compare_call(f, compiled, (randn(3, seed=1), randn(4, 1, seed=2)))
