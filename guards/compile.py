@@ -122,11 +122,14 @@ class _Reader:
         return self._cells[key].cell_contents
 
 
-def compile_tree(tree: GuardTree, params: list[str], globals_dict: dict, builtins_dict: dict) -> GuardFunction:
+def compile_tree(tree: GuardTree, params: list[str], globals_dict: dict, builtins_dict: dict,
+                 examples: tuple | None = None) -> GuardFunction:
     """Generate and compile the check function for `tree`.
 
     `params` are the guarded function's parameter names in order; the generated function takes them
     positionally, then the closure cells tuple (or None). Raises ValueError if a local path names no parameter.
+    `examples`, when given, are live arguments the tree holds for (one per parameter): the tensor checks on
+    parameters are then merged into one native check built from them (one C++ call for all the tensors).
     """
     params = tuple(params)
     plan = _schedule(tree)
@@ -134,7 +137,7 @@ def compile_tree(tree: GuardTree, params: list[str], globals_dict: dict, builtin
     ns["__builtins__"] = builtins  # the real builtins for `type`, `len`; builtins_dict is only for guarded reads
     ns[_GLOBALS] = globals_dict
     ns[_BUILTINS] = builtins_dict
-    source = _Codegen(params, ns).function(plan)
+    source = _Codegen(params, ns, examples).function(plan)
     code = compile(source, "<jitcore guard>", "exec")
     # A plain dict, not the Namespace subclass: CPython 3.12 specialises LOAD_GLOBAL only for exact-dict
     # globals; with a subclass every builtin lookup (`type`, `len`) goes through a raised KeyError (~4x slower).
@@ -194,12 +197,13 @@ def _comment(text: str) -> str:
 class _Codegen:
     """Writes the source of one check function; each node's value is read once into a local."""
 
-    def __init__(self, params: tuple[str, ...], ns: Namespace) -> None:
+    def __init__(self, params: tuple[str, ...], ns: Namespace, examples: tuple | None = None) -> None:
         self._params = params
         self._ns = ns
         self._names = _parameter_names(params)
         self._lines: list[str] = []
         self._vars: dict[GuardNode, str] = {}
+        self._examples = examples
 
     def function(self, plan: list[tuple[GuardNode, Check, str]]) -> str:
         header = f"def {_FUNCTION_NAME}({', '.join(self._names + [_CELLS])}):"
@@ -208,13 +212,51 @@ class _Codegen:
             header += f"  # {_comment(', '.join(renamed))}"
         if not plan:
             return f"{header}\n    return True\n"
+        merged = self._merged_tensor_checks(plan)
         for node, check, user_name in plan:
+            if merged and check in merged[0]:
+                if check is merged[1]:
+                    self._emit(f"if not ({merged[2]}):  # {_comment(merged[3])}")
+                    self._emit("    return False")
+                continue
             var = "None" if node.parent is None else self._value(node)
             self._emit(f"if not ({check.render(var, self._ns)}):  # {_comment(user_name)}: {_comment(check.describe())}")
             self._emit("    return False")
         body = "\n".join(self._lines)
         # Any Exception while reading or testing (a missing global, a hostile __getattr__ or __eq__) is a miss.
         return f"{header}\n    try:\n{body}\n        return True\n    except Exception:\n        return False\n"
+
+    def _merged_tensor_checks(self, plan):
+        """(checks, first, rendered call, comment) for the checks on parameters that have a native form
+        (TensorMatch's `native_check`), merged into one native check built from the live examples; None when
+        fewer than two can be merged."""
+        if self._examples is None:
+            return None
+        picked, examples, names = [], [], []
+        for node, check, user_name in plan:
+            native = getattr(check, "native_check", None)
+            if native is None or node.parent is None or node.parent.parent is not None:
+                continue
+            kind, key = node.step
+            if kind == "local" and key in self._params:
+                example = self._examples[self._params.index(key)]
+                try:
+                    accepted = native(example) is True
+                except Exception:
+                    accepted = False
+                if accepted:
+                    picked.append(check)
+                    examples.append(example)
+                    names.append((node, user_name))
+        if len(picked) < 2:
+            return None
+        native = type(picked[0]).combined_check(examples)
+        if native is None:
+            return None
+        args = ", ".join(self._value(node) for node, _ in names)
+        rendered = f"{self._ns.constant(native, 'tensors_check')}({args})"
+        comment = f"TensorMatch on {', '.join(name for _, name in names)} (one native check)"
+        return set(picked), picked[0], rendered, comment
 
     def _emit(self, line: str) -> None:
         self._lines.append("        " + line)

@@ -29,7 +29,7 @@ class BatchIdentityMatch(Check):
     """
 
     __slots__ = ("containers", "keys", "ids", "n_grads", "grads", "empty", "names", "empty_names", "_objects",
-                 "__weakref__")
+                 "_metadata", "_native", "_live", "__weakref__")
     cost = 4
 
     def __init__(self, containers, keys, objects, n_grads, empty, names, empty_names, owners=()) -> None:
@@ -38,10 +38,16 @@ class BatchIdentityMatch(Check):
         self._objects = tuple(objects)
         self.ids = [id(o) for o in objects]
         self.n_grads = n_grads
-        self.grads = [o.requires_grad for o in objects[:n_grads]]
+        tensors = list(objects[:n_grads])
+        self.grads = [t.requires_grad for t in tensors]
+        self._metadata = [_metadata(t) for t in tensors]
+        # the first n_grads objects are tensors: one C++ TensorGuards call checks dtype, device, shape, strides
+        # and requires_grad of them all (so an in-place `.data` swap is caught too)
+        self._native = _native_tensor_check(*tensors) if tensors else None
         self.empty = tuple(empty)
         self.names = tuple(names)
         self.empty_names = tuple(empty_names)
+        self._live = True
         # the containers are the owners' own dicts, which hold the parameters: when an owner (a module) dies,
         # let go of everything, so this check never keeps a dropped model's tensors alive; it fails from then on
         this = weakref.ref(self)
@@ -53,9 +59,12 @@ class BatchIdentityMatch(Check):
 
     def holds(self) -> bool:
         values = list(map(_dict_getitem, self.containers, self.keys))
-        return (list(map(id, values)) == self.ids
-                and list(map(_requires_grad, values[:self.n_grads])) == self.grads
-                and not any(map(len, self.empty)))
+        if not (self._live and all(map(_is, values, self._objects))) or any(self.empty):
+            return False
+        native = self._native
+        if native is not None:
+            return native(*values[:self.n_grads])
+        return list(map(_requires_grad, values[:self.n_grads])) == self.grads
 
     def render(self, var: str, ns: Namespace) -> str:
         return f"{ns.constant(self.holds, 'module_state')}()"
@@ -73,6 +82,11 @@ class BatchIdentityMatch(Check):
         for name, old, new in zip(self.names, self.grads, values):
             if new.requires_grad is not old:
                 return f"{name}.requires_grad changed {old} -> {new.requires_grad}"
+        for name, old, new in zip(self.names, self._metadata, values):
+            now = _metadata(new)
+            for what, before, after in zip(("dtype", "device", "shape", "stride"), old, now):
+                if before != after:
+                    return f"{name}.{what} changed {before} -> {after} (its data was replaced in place)"
         for name, hooks in zip(self.empty_names, self.empty):
             if len(hooks):
                 return f"{name} is no longer empty (a hook was added)"
@@ -89,19 +103,26 @@ class BatchIdentityMatch(Check):
 
 _dict_getitem = dict.__getitem__
 _requires_grad = _operator.attrgetter("requires_grad")
+_is = _operator.is_
+
+
+def _metadata(t) -> tuple:
+    return (t.dtype, t.device, tuple(t.shape), tuple(t.stride()) if t.layout == torch.strided else None)
 
 
 def _release_batch(ref) -> None:
     check = ref()
     if check is not None:
+        check._live = False  # the check fails from now on
         check.containers, check.keys, check._objects, check.empty = (), (), (), ()
-        check.ids = [None]  # matches no list of ids: the check fails from now on
+        check.ids = [None]
+        check._native = None
 
 
-def _native_tensor_check(example):
-    """torch._C._dynamo.guards.TensorGuards(example).check, or None where this torch does not have it.
+def _native_tensor_check(*examples):
+    """torch._C._dynamo.guards.TensorGuards(*examples).check, or None where this torch does not have it.
 
-    It stores the example's metadata, not the tensor. Used only when it accepts the example itself (a cheap
+    It stores the examples' metadata, not the tensors. Used only when it accepts the examples themselves (a cheap
     self-check against a changed signature)."""
     try:
         from torch._C._dynamo.guards import TensorGuards
@@ -109,9 +130,9 @@ def _native_tensor_check(example):
             # autocast lives in the dispatch-key TLS that TensorGuards records: a check made inside an autocast
             # region would fail outside it
             return None
-        guard = TensorGuards(example, dynamic_dims_sizes=[list(example.size())],
-                             dynamic_dims_strides=[list(example.stride())])
-        if not guard.check(example):
+        guard = TensorGuards(*examples, dynamic_dims_sizes=[list(e.size()) for e in examples],
+                             dynamic_dims_strides=[list(e.stride()) for e in examples])
+        if not guard.check(*examples):
             return None
         return guard.check
     except Exception:
@@ -181,6 +202,17 @@ class TensorMatch(Check):
         if self.strides is not None:
             terms += self._dims_terms(f"{var}.stride()", self.strides, ns, check_ndim=False)
         return " and ".join(terms)
+
+    @property
+    def native_check(self):
+        """torch's C++ test of this check (None where it is not used: dynamic dims, no strides, autocast)."""
+        return self._native
+
+    @staticmethod
+    def combined_check(examples):
+        """One native check over several tensors that each pass their TensorMatch's native check: the same
+        tests in one C++ call (None where torch cannot build it)."""
+        return _native_tensor_check(*examples)
 
     def _dims_terms(self, read: str, expected: tuple, ns: Namespace, check_ndim: bool) -> list[str]:
         if not self.dynamic_dims:

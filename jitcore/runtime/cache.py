@@ -22,6 +22,7 @@ from jitcore.codegen.transform import build_entry
 from jitcore.errors import GraphBreakError, BackendCompileError, InternalError, JitError
 from jitcore.report.console import say, compile_status
 from jitcore.runtime.dispatch import Dispatcher
+from jitcore.runtime.graph_meta import mark_inputs
 from jitcore.runtime.guard_batch import batch_module_guards, source_reader
 from jitcore.runtime.prologue import FALLTHROUGH
 
@@ -164,6 +165,7 @@ class FrameCache:
         if captured.gm is not None:
             t0 = time.perf_counter()
             try:
+                mark_inputs(captured.gm, captured.input_sources)
                 with compile_status(self.code, self.options.backend_name):
                     compiled = self.options.backend(captured.gm, list(captured.example_inputs))
             except Exception as exc:
@@ -203,7 +205,7 @@ class FrameCache:
                 key=("graph", id(captured.gm)), code=self.code, gm=captured.gm, op_count=captured.op_count,
                 guards=captured.guards)
         # codegen may rely on more facts (a callee module's hooks): they were recorded after the batching
-        guard_fn = self._guards(batched + captured.guards[recorded:])
+        guard_fn = self._guards(batched + captured.guards[recorded:], live[0])
         _release_with(owners, run)
         entry = Entry(guard_fn.check, run, guard_fn, native=False, gm=captured.gm, op_count=captured.op_count,
                       break_reason=captured.break_point.reason if captured.break_point else None,
@@ -242,8 +244,9 @@ class FrameCache:
         has_prefix = captured.gm is not None
         return BreakSteps(self.code, original, offset_map, resume, native_callable, has_prefix, step)
 
-    def _guards(self, collected):
-        """The compiled guard function for (source, check) pairs; a None source marks a root check."""
+    def _guards(self, collected, examples=None):
+        """The compiled guard function for (source, check) pairs; a None source marks a root check. `examples`:
+        the live arguments of the capture, which lets tensor checks on arguments merge into one."""
         tree = guards.GuardTree()
         tree.add_root(GlobalStateMatch())
         for source, check in collected:
@@ -251,7 +254,7 @@ class FrameCache:
                 tree.add_root(check, "module state")
             else:
                 tree.add(source.path, check, source.user_name)
-        return guards.compile_tree(tree, list(self.params), self.globals, _builtins(self.globals))
+        return guards.compile_tree(tree, list(self.params), self.globals, _builtins(self.globals), examples)
 
     def _native(self, guard_fn, reason=None) -> Entry:
         STATS.native_entries += 1

@@ -65,6 +65,21 @@ def test_freezing_a_parameter_recompiles(counting):
     assert counting.graph_count == 2
 
 
+def test_swapping_a_parameters_data_for_another_shape_recompiles(counting):
+    """`.data = ...` keeps the Parameter object but changes its shape: the batched check sees it."""
+    model = torch.nn.Sequential(*(torch.nn.Linear(4, 4) for _ in range(3)))
+    compiled = jit.compile(model, backend=counting)
+    compiled(torch.randn(2, 4))
+    with torch.no_grad():
+        model[2].weight.data = torch.randn(3, 4)
+        model[2].bias.data = torch.randn(3)
+    x = torch.randn(2, 4)
+    out = compiled(x)
+    assert out.shape == (2, 3)
+    torch.testing.assert_close(out, model(x))
+    assert counting.graph_count == 2
+
+
 def test_adding_a_hook_after_compiling_is_honoured(counting):
     model = Wide()
     compiled = jit.compile(model, backend=counting)

@@ -1,0 +1,33 @@
+"""Graphs handed to backends say which inputs are module parameters/buffers (static addresses), as Dynamo's do,
+so AOTAutograd and Inductor skip per-call alignment checks and cudagraph copies for them."""
+import torch
+
+import jitcore as jit
+
+
+def test_parameters_and_buffers_are_marked_static_and_arguments_are_not(counting):
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4)).eval()
+    compiled = jit.compile(model, backend=counting)
+    compiled(torch.randn(3, 4))
+    gm = counting.graphs[0]
+    marks = {}
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            marks[node._dynamo_source.name] = node.meta.get("tensor_dict", {}).get("_dynamo_static_input_type")
+    static = {name for name, kind in marks.items() if kind}
+    assert static == {name for name in marks if name.startswith("self")}, marks
+    assert any("running_mean" in name for name in static) and any("weight" in name for name in static)
+    assert len(marks) - len(static) == 1  # the input
+
+
+def test_marked_graph_trains_through_aot_eager_like_eager():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    twin = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    twin.load_state_dict(model.state_dict())
+    compiled = jit.compile(model, backend="aot_eager")
+    x = torch.randn(5, 4)
+    compiled(x).square().mean().backward()
+    twin(x).square().mean().backward()
+    for a, b in zip(model.parameters(), twin.parameters()):
+        torch.testing.assert_close(a.grad, b.grad)
