@@ -451,6 +451,8 @@ def _repeat_first_calls(results, target, model, args, kwargs, train, device, jit
                 timed.pop(compiler)
     for compiler, seconds in timed.items():
         results[compiler].first_s = statistics.mean(seconds)
+        if verbose:
+            print(f"  {compiler} first calls: {', '.join(f'{t:.2f}' for t in seconds)} s", flush=True)
 
 
 def _record_failure(result: Result, exc: Exception, verbose: bool) -> None:
@@ -468,6 +470,7 @@ def _warm_up_process(device: torch.device) -> None:
         return torch.relu(x @ weight) * 2 + 1
 
     x, weight = torch.ones(8, 8, device=device), torch.ones(8, 8, device=device)
+    layer = nn.Sequential(nn.Linear(8, 8), nn.ReLU()).to(device)
     for compiler in COMPILERS[1:]:
         try:
             with _fresh_cache():
@@ -475,6 +478,8 @@ def _warm_up_process(device: torch.device) -> None:
                     _compiled(compiler, tiny)(x, weight)
                 _compiled(compiler, tiny)(x, weight.requires_grad_()).sum().backward()
                 weight.requires_grad_(False)
+                # a module's parameters take their own path (static inputs) through AOTAutograd and Inductor
+                _compiled(compiler, layer)(x).sum().backward()
         except Exception as exc:  # noqa: BLE001 - its rows will show the error; the other compiler still runs
             print(f"warm-up of {compiler} failed: {type(exc).__name__}: {_short(exc)}", flush=True)
     _sync(device)
