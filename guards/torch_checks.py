@@ -163,6 +163,11 @@ class TensorMatch(Check):
             raise TypeError(f"TensorMatch needs a tensor, got {type_name(type(example))}; use EqualsMatch or TypeMatch")
         if isinstance(example, torch._subclasses.FakeTensor):
             raise TypeError("TensorMatch needs the real tensor the function was called with, not its fake tensor")
+        # a subclass's __torch_function__ must not see the guard's metadata reads (they are not the user's calls)
+        with torch._C.DisableTorchFunctionSubclass():
+            self._init(example, dynamic_dims)
+
+    def _init(self, example, dynamic_dims) -> None:
         ndim = example.dim()
         dynamic_dims = frozenset(dynamic_dims)
         if any(type(dim) is not int or not 0 <= dim < ndim for dim in dynamic_dims):
@@ -190,6 +195,10 @@ class TensorMatch(Check):
             # torch's own C++ tensor check: the same facts (exact type, dtype, device, requires_grad, sizes,
             # strides, plus dispatch keys) at a fraction of the attribute reads' cost
             return f"{ns.constant(self._native, 'tensor_check')}({var})"
+        if self.tensor_type is not torch.Tensor and self.tensor_type is not torch.nn.Parameter:
+            # attribute reads on a subclass would run its __torch_function__: test it with that switched off
+            return (f"type({var}) is {ns.constant(self.tensor_type, 'T')} and "
+                    f"{ns.constant(self._quiet_holds, 'subclass_check')}({var})")
         terms = [f"type({var}) is {ns.constant(self.tensor_type, 'T')}", f"{var}.dtype is {ns.constant(self.dtype, 'dtype')}"]
         if self.device.type == "cpu":
             terms.append(f"{var}.is_cpu")
@@ -231,6 +240,10 @@ class TensorMatch(Check):
             terms = [f"({local} := {read})[{dim}] == {value}"]
         terms += [f"{local}[{dim}] == {value}" for dim, value in static]
         return terms
+
+    def _quiet_holds(self, value) -> bool:
+        with torch._C.DisableTorchFunctionSubclass():
+            return self.explain(value) is None
 
     def explain(self, value: object) -> str | None:
         if type(value) is not self.tensor_type:

@@ -92,9 +92,10 @@ def _compile_module(module: torch.nn.Module, options: Options):
                                    "module.forward instead")
     fn, _ = _python_function(forward, "compile(module)")
     compiled = compiled_function(fn, options)
-    subclass = type(f"Compiled{cls.__name__}", (_CompiledModuleMixin, cls), {
+    # the same name as the original class: reprs, hooks and code that prints type(m).__name__ see no difference
+    subclass = type(cls.__name__, (_CompiledModuleMixin, cls), {
         "forward": compiled, "_orig_mod": module, "__module__": cls.__module__,
-        "__qualname__": f"Compiled{cls.__qualname__}"})
+        "__qualname__": cls.__qualname__})
     wrapper = object.__new__(subclass)
     object.__setattr__(wrapper, "__dict__", module.__dict__)
     return wrapper

@@ -45,6 +45,9 @@ _kind("user_exception", "the traced code raises an exception", "exceptions are r
 _kind("generator", "generators and coroutines run natively", "move tensor work out of the generator into a function")
 _kind("recursion_limit", "inlining went too deep", "mark the recursive helper with jit.disable")
 _kind("hooks", "a module with hooks is called", "remove the hooks, or call the module outside the compiled function")
+_kind("tensor_subclass", "a tensor subclass with __torch_function__ is used (its results are subclass instances "
+      "with behaviour of their own), so the function runs in Python for such inputs",
+      "pass plain tensors (x.as_subclass(torch.Tensor)), or disable __torch_function__ on the subclass")
 _kind("unsupported_output", "the function returns a value jitcore cannot rebuild",
       "return tensors, Python constants, or tuples/lists/dicts of them")
 
@@ -64,6 +67,8 @@ class GraphBreak(Exception):
         self.detail = detail
         #: filled by the interpreter: (filename, lineno, source line, function name)
         self.location: tuple | None = None
+        #: the whole frame must run natively for calls like this one (no prefix graph, no resume point)
+        self.whole_frame = False
 
     @property
     def info(self) -> BreakKind:

@@ -12,6 +12,7 @@ import inspect
 import linecache
 import sys
 
+from guards import IdMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.opcodes import HANDLERS, UNSUPPORTED
 from jitcore.capture.sources import (LocalSource, GlobalSource, ModuleGlobalSource, BuiltinSource, CellSource,
@@ -201,7 +202,7 @@ class FrameState:
             _check_effect(inst, len(stack) - depth, self.jumped)
 
     def _located(self, brk: GraphBreak) -> GraphBreak:
-        if self.parent is None and getattr(brk, "root_offset", None) is None:
+        if self.parent is None and getattr(brk, "root_offset", None) is None and not brk.whole_frame:
             # where the root frame was when capture had to stop (or when the exception being handled was
             # raised): the break point of the frame
             brk.root_offset, brk.root_visit = self.origin()
@@ -317,6 +318,9 @@ class FrameState:
             raise GraphBreak("disabled_function", f"{fn.__qualname__} is marked with jit.disable")
         if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
             raise GraphBreak("generator", f"calling coroutine function {fn.__qualname__}")
+        if fn_source is not None:
+            # `helper.__code__ = other.__code__` between calls: the graph inlined this code
+            self.ctx.guard(AttrSource(fn_source, "__code__"), IdMatch(code))
         defaults = self._wrap_defaults(fn, fn_source)
         kwdefaults = self._wrap_kwdefaults(fn, fn_source)
         bound = bind_arguments(self, fn.__qualname__, code, defaults, kwdefaults, args, kwargs)

@@ -33,6 +33,9 @@ from jitcore.capture.values.torch_rules import is_graph_callable
 __all__ = ["wrap", "Value", "NOT_CONSTANT", "NULL", "NullValue", "const", "claimed_types"]
 
 
+_NO_TORCH_FUNCTION = torch._C._disabled_torch_function_impl
+
+
 def _guard(state, source, check):
     if source is not None:
         state.ctx.guard(source, check)
@@ -42,6 +45,11 @@ def _wrap_tensor(state, value, source):
     if source is None:
         raise GraphBreak("unsupported_value", "a tensor jitcore cannot reload at run time (no source)")
     _guard(state, source, TensorMatch(value))
+    if type(value) is not torch.Tensor and type(value).__torch_function__ is not _NO_TORCH_FUNCTION:
+        # a subclass's __torch_function__ runs on every operation and types the results: eager semantics only
+        brk = GraphBreak("tensor_subclass", f"{source.user_name} is a {type(value).__qualname__}")
+        brk.whole_frame = True
+        raise brk
     node, fake = state.graph.add_input(source, value)
     tv = TensorValue(node, fake, source, type(value))
     state.graph.inputs[source] = tv
