@@ -81,6 +81,9 @@ class FrameCache:
         self.limit_reported = False
         #: guard paths of ints that changed between calls: captured as graph inputs from now on
         self.dynamic_paths: frozenset = frozenset()
+        #: the dynamic paths that hold floats; `static_floats` once a backend refused a float graph input
+        self.float_paths: frozenset = frozenset()
+        self.static_floats = False
         self._lock = threading.RLock()
         self.dispatcher = Dispatcher(code, self.params, self.miss, original)
 
@@ -117,11 +120,14 @@ class FrameCache:
             return
         from guards import EqualsMatch
         changed = set()
+        kinds = (int,) if self.static_floats else (int, float)
         for entry in self.entries:
             for path, _, check, value, _ in entry.guard_function.failed_checks(args, cells):
-                if isinstance(check, EqualsMatch) and type(check.value) in (int, float) \
+                if isinstance(check, EqualsMatch) and type(check.value) in kinds \
                         and type(value) is type(check.value):
                     changed.add(path)
+                    if type(value) is float:
+                        self.float_paths = self.float_paths | {path}
         if changed:
             self.dynamic_paths = self.dynamic_paths | changed
 
@@ -169,6 +175,13 @@ class FrameCache:
                 with compile_status(self.code, self.options.backend_name):
                     compiled = self.options.backend(captured.gm, list(captured.example_inputs))
             except Exception as exc:
+                if self.dynamic_paths & self.float_paths and not self.static_floats:
+                    # AOTAutograd cannot always turn a Python float input into a tensor (torch's
+                    # TensorifyScalarRestartAnalysis, which Dynamo answers by specialising the float):
+                    # capture again with floats as constants
+                    self.static_floats = True
+                    self.dynamic_paths = self.dynamic_paths - self.float_paths
+                    return self.capture(*live)
                 message = (f"backend {self.options.backend_name!r} failed to compile a graph of {self.where()}: "
                            f"{type(exc).__name__}: {exc}")
                 if self.options.fullgraph or _strict():

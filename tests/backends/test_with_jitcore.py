@@ -227,3 +227,22 @@ def test_inductor_optimizer_loop_on_cuda_sees_in_place_parameter_updates(mode):
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
     for expected, actual in zip(model.parameters(), twin.parameters()):
         torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_float_that_turns_dynamic_in_a_resume_graph_compiles_with_aot_eager(monkeypatch):
+    """A float read from a tensor (a break) changes every call and becomes a graph input; AOTAutograd refuses to
+    tensorify it when it only decides a branch (TensorifyScalarRestartAnalysis): jitcore captures again with the
+    float as a constant instead of failing (found by the fuzzer). Strict mode turns any backend failure into an
+    error, so this passes only if every graph compiled."""
+    monkeypatch.setattr(jit.config, "strict", True)
+
+    def f(x, y):
+        v = float(y.max())
+        t = torch.sigmoid(x) + 1 if v > -0.35 else x / 2
+        return t * 2
+
+    compiled = jit.compile(f, backend="aot_eager")
+    x = randn(3, seed=1)
+    for s in (0.5, 1.5, 2.5, -3.5, 4.0):
+        y = torch.full((3,), s)
+        torch.testing.assert_close(compiled(x, y), f(x, y))
