@@ -71,7 +71,7 @@ def _native_run(*args):
 
 
 class FrameCache:
-    def __init__(self, code, fn_globals, options: Options, original=None):
+    def __init__(self, code, fn_globals, options: Options, original=None, gate=None):
         self.code = code
         self.globals = fn_globals
         self.options = options
@@ -85,7 +85,7 @@ class FrameCache:
         self.float_paths: frozenset = frozenset()
         self.static_floats = False
         self._lock = threading.RLock()
-        self.dispatcher = Dispatcher(code, self.params, self.miss, original)
+        self.dispatcher = Dispatcher(code, self.params, self.miss, original, gate)
 
     @property
     def dispatch(self):

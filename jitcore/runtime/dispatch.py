@@ -63,7 +63,7 @@ def _switch(params, entries):
 class Dispatcher:
     """Owns the generated function `fn(<params>, ___cells)` for one cache."""
 
-    def __init__(self, code, params: tuple, miss, original=None):
+    def __init__(self, code, params: tuple, miss, original=None, gate=None):
         from jitcore.codegen.transform import safe_names
         self.code = code
         self.params = params
@@ -72,7 +72,10 @@ class Dispatcher:
         self.name = "".join(ch if ch.isalnum() else "_" for ch in code.co_name)
         self.original = original
         self.namespace = {"___miss": miss, "___FALLTHROUGH": FALLTHROUGH, "___code": code,
-                          "___orig": original}
+                          "___orig": original, "___gate": gate}
+        #: a thread-local object whose `depth` says whether this thread runs compiled code (enabled() blocks
+        #: are per thread); None: always
+        self.gate = gate
         self.placeholders: dict = {}
         if original is not None:
             self._make_placeholders(code)
@@ -114,6 +117,9 @@ class Dispatcher:
         args = ", ".join([*self.names, "___cells"])
         packed = "(" + "".join(f"{p}, " for p in self.names) + ")"
         lines = [f"def ___dispatch_{self.name}({args}):"]
+        if self.gate is not None:
+            lines.append("    if not ___gate.depth:")
+            lines.append("        return ___FALLTHROUGH")
         calling = self.original is not None
         if calling:
             safe = dict(zip(self.params, self.names))

@@ -22,8 +22,8 @@ __all__ = ["compiled_function", "Interceptor", "INTERCEPTOR", "ALL_CACHES"]
 ALL_CACHES: "weakref.WeakSet[FrameCache]" = weakref.WeakSet()
 
 
-def new_cache(code, fn_globals, options, original=None) -> FrameCache:
-    cache = FrameCache(code, fn_globals, options, original)
+def new_cache(code, fn_globals, options, original=None, gate=None) -> FrameCache:
+    cache = FrameCache(code, fn_globals, options, original, gate)
     ALL_CACHES.add(cache)
     return cache
 
@@ -52,12 +52,28 @@ def compiled_function(fn, options):
     return new
 
 
+class _ThreadBlocks(threading.local):
+    """One thread's open enabled() blocks: their options, innermost last, and how many there are."""
+
+    depth = 0
+
+    def __init__(self):
+        self.stack = []
+
+
 class Interceptor:
-    """The state of enabled() blocks: option stack, installed prologues, the monitor."""
+    """The state of enabled() blocks: per-thread option stacks, installed prologues, the monitor.
+
+    Blocks are per thread, like torch's grad mode: prologues are installed on function objects (shared by every
+    thread) while any thread has a block open, but a dispatcher runs compiled code only in a thread whose own
+    block is open; elsewhere the call falls through to the original code.
+    """
 
     def __init__(self):
         self.monitor = Monitor(self._on_start)
-        self.option_stack: list = []
+        self.threads = _ThreadBlocks()
+        #: open blocks over all threads: prologues stay installed while it is above zero
+        self.open_blocks = 0
         self._lock = threading.RLock()
         #: (code, options) -> (cache, prologue code)
         self._prologues: dict = {}
@@ -69,28 +85,38 @@ class Interceptor:
         self.installs = 0
 
     @property
+    def option_stack(self) -> list:
+        """This thread's open blocks' options, innermost last."""
+        return self.threads.stack
+
+    @property
     def options(self):
-        return self.option_stack[-1] if self.option_stack else None
+        stack = self.threads.stack
+        return stack[-1] if stack else None
 
     def enter(self, options) -> None:
         with self._lock:
-            self.option_stack.append(options)
-            if len(self.option_stack) == 1:
+            self.threads.stack.append(options)
+            self.threads.depth = len(self.threads.stack)
+            self.open_blocks += 1
+            if self.open_blocks == 1:
                 self.monitor.arm()
             for code in REGISTRY.codes():
                 self.monitor.watch(code)
 
     def exit(self) -> None:
         with self._lock:
-            self.option_stack.pop()
-            if not self.option_stack:
+            self.threads.stack.pop()
+            self.threads.depth = len(self.threads.stack)
+            self.open_blocks -= 1
+            if not self.open_blocks:
                 self.restore_all()
                 self.monitor.disarm()
 
     def watch_new(self, code) -> None:
         """A registration made while a block is open starts being intercepted right away."""
         with self._lock:
-            if self.option_stack:
+            if self.open_blocks:
                 self.monitor.watch(code)
 
     def restore_all(self) -> None:
@@ -106,7 +132,7 @@ class Interceptor:
         key = (code, options)
         found = self._prologues.get(key)
         if found is None:
-            cache = new_cache(code, fn_globals, options)
+            cache = new_cache(code, fn_globals, options, gate=self.threads)
             found = (cache, build_prologue_code(code, cache.dispatch))
             self._prologues[key] = found
         return found
@@ -115,8 +141,9 @@ class Interceptor:
     def _on_start(self, code, frame) -> bool:
         """Install for the instance running `frame`; True when this code needs no more interception."""
         with self._lock:
-            if not self.option_stack:
-                return True
+            if not self.threads.stack:
+                # another thread's block armed the monitor: this thread runs natively, keep watching
+                return not self.open_blocks
             if code in REGISTRY.modules:
                 return self._start_module(code, frame)
             if code in REGISTRY.functions:

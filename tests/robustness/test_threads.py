@@ -38,18 +38,63 @@ def test_threads_calling_one_compiled_function_match_eager_and_capture_each_vari
     assert STATS.captures == len(shapes)
 
 
-def test_threads_calling_a_registered_function_inside_enabled_match_eager():
+def _hammer_enabled(fn, shapes, results, errors):
+    with jit.enabled(backend="eager"):
+        _hammer(fn, shapes, results, errors)
+
+
+def test_threads_calling_a_registered_function_inside_their_own_enabled_blocks_match_eager():
     jit.register(_work)
     results, errors = [], []
     try:
-        with jit.enabled(backend="eager"):
-            threads = [threading.Thread(target=_hammer, args=(_work, [(3,), (6,)], results, errors))
-                       for _ in range(4)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
+        threads = [threading.Thread(target=_hammer_enabled, args=(_work, [(3,), (6,)], results, errors))
+                   for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     finally:
         jit.unregister(_work)
     assert errors == []
     assert len(results) == 4
+    assert STATS.captures == 2  # one per shape, whichever thread got there first
+
+
+def test_enabled_in_one_thread_does_not_compile_calls_in_another(counting):
+    """Blocks are per thread (like grad mode): a thread without a block runs the registered function natively
+    even while another thread's block has its prologue installed."""
+    def work(x):
+        return x.sin() * 2
+
+    jit.register(work)
+    inside = threading.Event()
+    release = threading.Event()
+    outside_results, errors = [], []
+
+    def holder():
+        with jit.enabled(backend=counting):
+            work(torch.ones(3))
+            work(torch.ones(3))
+            inside.set()
+            release.wait(10)
+
+    def outsider():
+        inside.wait(10)
+        try:
+            for n in (3, 4, 5):
+                x = torch.full((n,), 0.5)
+                outside_results.append(torch.allclose(work(x), x.sin() * 2))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(repr(exc))
+        release.set()
+
+    try:
+        threads = [threading.Thread(target=holder), threading.Thread(target=outsider)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        jit.unregister(work)
+    assert errors == [] and outside_results == [True, True, True]
+    assert counting.graph_count == 1  # the holder's shape only: the outsider's shapes were never captured
