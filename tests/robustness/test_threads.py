@@ -11,6 +11,13 @@ def _work(x, k):
     return torch.tanh(x * k) + x.shape[0]
 
 
+def _run_all(threads) -> None:
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
 def _hammer(fn, shapes, results, errors, calls=30):
     try:
         for i in range(calls):
@@ -29,10 +36,7 @@ def test_threads_calling_one_compiled_function_match_eager_and_capture_each_vari
     results, errors = [], []
     shapes = [(2, 3), (4, 3), (5,)]
     threads = [threading.Thread(target=_hammer, args=(compiled, shapes, results, errors)) for _ in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    _run_all(threads)
     assert errors == []
     assert len(results) == 6
     assert STATS.captures == len(shapes)
@@ -49,10 +53,7 @@ def test_threads_calling_a_registered_function_inside_their_own_enabled_blocks_m
     try:
         threads = [threading.Thread(target=_hammer_enabled, args=(_work, [(3,), (6,)], results, errors))
                    for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        _run_all(threads)
     finally:
         jit.unregister(_work)
     assert errors == []
@@ -90,10 +91,7 @@ def test_enabled_in_one_thread_does_not_compile_calls_in_another(counting):
 
     try:
         threads = [threading.Thread(target=holder), threading.Thread(target=outsider)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        _run_all(threads)
     finally:
         jit.unregister(work)
     assert errors == [] and outside_results == [True, True, True]
