@@ -14,7 +14,11 @@ import threading
 
 __all__ = ["say", "reset_seen", "EVENTS", "Event", "recording", "compile_status", "get_console", "use_console"]
 
-_seen: set = set()
+#: dedupe keys already printed, oldest first (a dict used as an ordered set, trimmed like EVENTS)
+_seen: dict = {}
+_MAX_SEEN = 20000
+#: longest message the process-wide log keeps (a graph's code can be long; it was printed in full already)
+_MAX_LOGGED_CHARS = 4000
 _lock = threading.RLock()
 #: every message said (printed or not), newest last, for tests and the CLI summary; bounded
 EVENTS: list = []
@@ -86,10 +90,14 @@ def say(topic: str, message: str, *, key=None, always: bool = False, **facts) ->
         dedupe = (topic, key if key is not None else message)
         if dedupe in _seen:
             return
-        _seen.add(dedupe)
+        _seen[dedupe] = None
+        if len(_seen) > _MAX_SEEN:
+            for old in list(_seen)[: _MAX_SEEN // 2]:
+                del _seen[old]
         # the process-wide log keeps plain facts only: a graph, an exception or a break would keep the user's
-        # tensors and frames alive for as long as the log holds the event
-        EVENTS.append(Event(topic, message, _plain_facts(facts), always))
+        # tensors and frames alive for as long as the log holds the event; and messages up to a length
+        logged = message if len(message) <= _MAX_LOGGED_CHARS else message[:_MAX_LOGGED_CHARS] + " ..."
+        EVENTS.append(Event(topic, logged, _plain_facts(facts), always))
         if len(EVENTS) > _MAX_EVENTS:
             del EVENTS[: len(EVENTS) - _MAX_EVENTS]
     selected = config.log

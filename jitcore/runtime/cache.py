@@ -8,6 +8,7 @@ which is always correct, and is not captured again for the same guards. Past `ca
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import threading
 import time
 import types
@@ -36,6 +37,10 @@ class Options:
     fullgraph: bool = False
     dynamic: object = None
     cache_limit: int = 8
+
+
+#: a number per graph compiled, so that each is reported once (an id() may be reused after a graph dies)
+_GRAPH_NUMBERS = itertools.count()
 
 
 @dataclasses.dataclass
@@ -215,7 +220,7 @@ class FrameCache:
         timings["codegen"] = time.perf_counter() - t0
         if captured.gm is not None:
             say("graphs", f"graph of {self.where()} with {captured.op_count} ops:\n{captured.gm.code}",
-                key=("graph", id(captured.gm)), code=self.code, gm=captured.gm, op_count=captured.op_count,
+                key=("graph", next(_GRAPH_NUMBERS)), code=self.code, gm=captured.gm, op_count=captured.op_count,
                 guards=captured.guards)
         # codegen may rely on more facts (a callee module's hooks): they were recorded after the batching
         guard_fn = self._guards(batched + captured.guards[recorded:], live[0])
