@@ -93,8 +93,11 @@ class FrameState:
         self.jumped = False
         self.current = None
         self.lineno = code.co_firstlineno
-        #: values yielded so far when this frame is a generator traced eagerly (None: not a generator)
-        self.yielded = None
+        #: a generator's frame (resumed by GeneratorValue.next_item); `yielding` asks run() to suspend after
+        #: the current instruction, with `yielded_value` the value it yields
+        self.is_generator = False
+        self.yielding = False
+        self.yielded_value = None
 
     @property
     def graph(self):
@@ -139,6 +142,9 @@ class FrameState:
                 raise self._located(GraphBreak(kind, f"opcode {inst.opname}"))
             try:
                 self._step(handler, inst, check)
+                if self.yielding:
+                    self.yielding = False
+                    return None
             except TracedException as exc:
                 if self.unwind(exc.value):
                     continue
@@ -214,6 +220,10 @@ class FrameState:
 
     def location_text(self) -> str:
         return f"{self.code.co_filename}:{self.lineno} in {self.code.co_name}"
+
+    def take_yielded(self):
+        value, self.yielded_value = self.yielded_value, None
+        return value
 
     # -- exceptions -------------------------------------------------------------------------------------------
     def origin(self) -> tuple:
@@ -346,18 +356,16 @@ class FrameState:
         if self.depth + 1 > self.ctx.max_inline_depth:
             raise GraphBreak("recursion_limit", f"inlining deeper than {self.ctx.max_inline_depth} calls")
         child = FrameState(self.ctx, code, fn_globals, bound, cells, parent=self, fn=fn)
-        generator = bool(code.co_flags & inspect.CO_GENERATOR)
-        if generator:
-            child.yielded = []
+        if code.co_flags & inspect.CO_GENERATOR:
+            # not run now: each next() resumes it up to its next yield, when Python would
+            from jitcore.capture.values.generator import GeneratorValue
+            child.is_generator = True
+            return GeneratorValue(child)
         saved = self.graph.current_location
         try:
-            result = child.run()
+            return child.run()
         finally:
             self.graph.current_location = saved
-        if generator:
-            from jitcore.capture.values.sequence import IteratorValue
-            return IteratorValue(child.yielded, type((lambda: (yield))()))
-        return result
 
     def _wrap_defaults(self, fn, fn_source):
         defaults = fn.__defaults__ or ()

@@ -351,3 +351,23 @@ def test_multihead_attention_eval_matches_eager():
 )
 def test_activation_module_after_linear_matches_eager(activation):
     check_against_eager(_module(nn.Sequential, nn.Linear(3, 4), activation), *arg_sets((4, 3)))
+
+
+class _WithParameterContainers(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pl = torch.nn.ParameterList([torch.nn.Parameter(torch.full((3,), float(i))) for i in range(3)])
+        self.pd = torch.nn.ParameterDict({"a": torch.nn.Parameter(torch.ones(3)),
+                                          "b": torch.nn.Parameter(torch.zeros(3))})
+
+    def forward(self, x):
+        for p in self.pl:
+            x = x + p
+        x = x * self.pl[1] + self.pl[-1]
+        for k, v in self.pd.items():
+            x = x + v
+        return x + self.pd["a"] + len(self.pl) + len(self.pd)
+
+
+def test_parameter_list_and_dict_are_indexed_and_iterated_in_one_graph():
+    check_against_eager(_WithParameterContainers(), (randn(3, seed=1),))

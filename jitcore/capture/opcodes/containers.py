@@ -126,6 +126,15 @@ def call_intrinsic_1(state, inst, value):
         return TupleValue(list(value.items))
     if name == "INTRINSIC_UNARY_POSITIVE":
         return value.unary_op(state, "pos")
+    if name == "INTRINSIC_STOPITERATION_ERROR":
+        # a generator's exception on its way out: StopIteration becomes RuntimeError (PEP 479), others pass
+        from jitcore.capture.values.exception import ExceptionValue
+        if isinstance(value, ExceptionValue):
+            if issubclass(value.cls, (StopIteration, StopAsyncIteration)):
+                error = ExceptionValue(RuntimeError, [const("generator raised StopIteration")])
+                error.origin = value.origin
+                return error
+            return value
     raise GraphBreak("unsupported_opcode", f"CALL_INTRINSIC_1 {name}")
 
 

@@ -63,6 +63,11 @@ def store_attr(state, inst, value, owner):
     owner.setattr(state, inst.argval, value)
 
 
+@opcode("DELETE_ATTR", signature="owner --")
+def delete_attr(state, inst, owner):
+    owner.delattr(state, inst.argval)
+
+
 @opcode("MAKE_CELL", signature="--")
 def make_cell(state, inst):
     name = inst.argval

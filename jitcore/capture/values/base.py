@@ -66,6 +66,9 @@ class Value:
     def setattr(self, state, name: str, value: "Value") -> None:
         raise GraphBreak("side_effect", f"setting attribute {name!r} of a {self.kind_name}")
 
+    def delattr(self, state, name: str) -> None:
+        raise GraphBreak("side_effect", f"deleting attribute {name!r} of a {self.kind_name}")
+
     def getitem(self, state, key: "Value") -> "Value":
         raise GraphBreak("unsupported_value", f"indexing a {self.kind_name}")
 

@@ -156,6 +156,20 @@ def _is(state, a, b):
     return const(ia is ib)
 
 
+@_rule(functools.reduce)
+def _reduce(state, fn, iterable, *initial):
+    """functools.reduce: the calls made one by one, in order (each may be traced into the graph)."""
+    if len(initial) > 1:
+        return NotImplemented
+    it = _iter(state, iterable)
+    acc = initial[0] if initial else it.next_item(state)
+    if acc is None:
+        raise GraphBreak("user_exception", "TypeError: reduce() of empty iterable with no initial value")
+    while (item := it.next_item(state)) is not None:
+        acc = fn.call(state, [acc, item], {})
+    return acc
+
+
 @_rule(functools.partial)
 def _partial(state, fn, *args, **kwargs):
     from jitcore.capture.values.function import PartialValue
@@ -318,8 +332,9 @@ def _dict(state, *args, **kwargs):
 
 @_rule(iter)
 def _iter(state, obj):
-    if isinstance(obj, IteratorValue):
-        return obj
+    from jitcore.capture.values.generator import is_lazy
+    if isinstance(obj, IteratorValue) or is_lazy(obj):
+        return obj  # an iterator is its own iterator
     return IteratorValue(obj.iterate(state))
 
 
@@ -333,9 +348,27 @@ def _next(state, it, *default):
     return item
 
 
+def _lazy_source(state, value):
+    """The iterator to draw from on demand when `value` computes its items lazily (a traced generator), else
+    None (its items are known now)."""
+    from jitcore.capture.values.generator import is_lazy
+    return value if is_lazy(value) else None
+
+
 @_rule(enumerate)
 def _enumerate(state, iterable, start=None):
     s = 0 if start is None else start.constant()
+    if _lazy_source(state, iterable) is not None:
+        from jitcore.capture.values.generator import LazyIteratorValue
+        counter = [s]
+
+        def produce(st):
+            item = iterable.next_item(st)
+            if item is None:
+                return None
+            counter[0] += 1
+            return TupleValue([const(counter[0] - 1), item])
+        return LazyIteratorValue(produce, enumerate)
     return IteratorValue([TupleValue([const(s + i), v]) for i, v in enumerate(iterable.iterate(state))], enumerate)
 
 
@@ -343,6 +376,19 @@ def _enumerate(state, iterable, start=None):
 def _zip(state, *iterables, **kwargs):
     if kwargs:
         return NotImplemented
+    if any(_lazy_source(state, it) is not None for it in iterables):
+        from jitcore.capture.values.generator import LazyIteratorValue
+        sources = [it if _lazy_source(state, it) is not None else _iter(state, it) for it in iterables]
+
+        def produce(st):
+            row = []
+            for source in sources:  # like zip: stops at the first exhausted source, in order
+                item = source.next_item(st)
+                if item is None:
+                    return None
+                row.append(item)
+            return TupleValue(row)
+        return LazyIteratorValue(produce, zip)
     columns = [it.iterate(state) for it in iterables]
     return IteratorValue([TupleValue(list(row)) for row in zip(*columns)], zip)
 
@@ -354,12 +400,32 @@ def _reversed(state, seq):
 
 @_rule(map)
 def _map(state, fn, *iterables):
+    if any(_lazy_source(state, it) is not None for it in iterables):
+        from jitcore.capture.values.generator import LazyIteratorValue
+        rows = _zip(state, *iterables)
+
+        def produce(st):
+            row = rows.next_item(st)
+            return None if row is None else fn.call(st, list(row.items), {})
+        return LazyIteratorValue(produce, map)
     columns = [it.iterate(state) for it in iterables]
     return IteratorValue([fn.call(state, list(row), {}) for row in zip(*columns)], map)
 
 
 @_rule(filter)
 def _filter(state, fn, iterable):
+    if _lazy_source(state, iterable) is not None:
+        from jitcore.capture.values.generator import LazyIteratorValue
+
+        def produce(st):
+            while True:
+                item = iterable.next_item(st)
+                if item is None:
+                    return None
+                test = item if fn.constant() is None else fn.call(st, [item], {})
+                if test.truth(st):
+                    return item
+        return LazyIteratorValue(produce, filter)
     kept = []
     for item in iterable.iterate(state):
         test = item if fn.constant() is None else fn.call(state, [item], {})
@@ -370,6 +436,12 @@ def _filter(state, fn, iterable):
 
 def _truth_reduce(want_any):
     def handler(state, iterable):
+        if _lazy_source(state, iterable) is not None:
+            # stop at the deciding item, as Python does: a generator's later items (and effects) never happen
+            while (item := iterable.next_item(state)) is not None:
+                if item.truth(state) == want_any:
+                    return const(want_any)
+            return const(not want_any)
         for item in iterable.iterate(state):
             if item.truth(state) == want_any:
                 return const(want_any)

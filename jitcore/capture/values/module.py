@@ -20,6 +20,7 @@ _HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_back
 _GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
                  "_global_backward_pre_hooks")
 _CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict)
+_PARAM_CONTAINERS = (torch.nn.ParameterList, torch.nn.ParameterDict)
 
 
 class ModuleValue(Value):
@@ -44,7 +45,7 @@ class ModuleValue(Value):
         from jitcore.capture.values import wrap
         from jitcore.capture.values.base import MethodCallValue
         module = self.module
-        if isinstance(module, torch.nn.ModuleDict) and name in ("keys", "values", "items"):
+        if isinstance(module, (torch.nn.ModuleDict, torch.nn.ParameterDict)) and name in ("keys", "values", "items"):
             return MethodCallValue(self, name)
         assigned = state.ctx.side_effects.load_attr(module, name)
         if assigned is not None:
@@ -99,46 +100,57 @@ class ModuleValue(Value):
                 raise GraphBreak("hooks", "global module hooks are registered")
         ctx.guard_global_module_hooks()
 
-    # -- containers (Sequential, ModuleList, ModuleDict) ------------------------------------------------------
+    # -- containers (Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict) ------------------------
+    def _table(self) -> str:
+        """The module dict a container's items live in."""
+        module = self.module
+        if isinstance(module, _CONTAINERS):
+            return "_modules"
+        if isinstance(module, _PARAM_CONTAINERS) and len(module) == len(module._parameters):
+            return "_parameters"
+        raise GraphBreak("unsupported_value", f"iterating a {type(module).__name__}")
+
     def _items(self):
-        if not isinstance(self.module, _CONTAINERS):
-            raise GraphBreak("unsupported_value", f"iterating a {type(self.module).__name__}")
-        return list(self.module._modules.items())
+        return list(getattr(self.module, self._table()).items())
+
+    def _keyed(self) -> bool:
+        return isinstance(self.module, (torch.nn.ModuleDict, torch.nn.ParameterDict))
 
     def length(self, state):
         return len(self._items())
 
     def iterate(self, state):
-        items = self._items()
-        if isinstance(self.module, torch.nn.ModuleDict):
+        table, items = self._table(), self._items()
+        if self._keyed():
             return [const(k) for k, _ in items]
-        return [self._child(state, "_modules", k, m) for k, m in items]
+        return [self._child(state, table, k, m) for k, m in items]
 
     def getitem(self, state, key):
         k = key.constant()
-        items = self._items()
-        if isinstance(self.module, torch.nn.ModuleDict) and isinstance(k, str):
-            if k not in self.module._modules:
+        table, items = self._table(), self._items()
+        if self._keyed() and isinstance(k, str):
+            found = getattr(self.module, table)
+            if k not in found:
                 raise GraphBreak("user_exception", f"KeyError: {k!r}")
-            return self._child(state, "_modules", k, self.module._modules[k])
-        if isinstance(k, int):
+            return self._child(state, table, k, found[k])
+        if isinstance(k, int) and not self._keyed():
             try:
                 name, m = items[k]
             except IndexError:
                 raise GraphBreak("user_exception", "IndexError: index out of range") from None
-            return self._child(state, "_modules", name, m)
-        if isinstance(k, slice):
+            return self._child(state, table, name, m)
+        if isinstance(k, slice) and not self._keyed():
             from jitcore.capture.values.sequence import ListValue
-            return ListValue([self._child(state, "_modules", n, m) for n, m in items[k]])
+            return ListValue([self._child(state, table, n, m) for n, m in items[k]])
         raise GraphBreak("unsupported_value", f"indexing a {type(self.module).__name__} with {key.kind_name}")
 
     def call_method(self, state, name, args, kwargs):
-        if isinstance(self.module, torch.nn.ModuleDict) and name in ("keys", "values", "items") and not args:
+        if self._keyed() and name in ("keys", "values", "items") and not args:
             from jitcore.capture.values.sequence import ListValue, TupleValue
-            items = self._items()
+            table, items = self._table(), self._items()
             if name == "keys":
                 return ListValue([const(k) for k, _ in items])
-            children = [self._child(state, "_modules", k, m) for k, m in items]
+            children = [self._child(state, table, k, m) for k, m in items]
             if name == "values":
                 return ListValue(children)
             return ListValue([TupleValue([const(k), c]) for (k, _), c in zip(items, children)])

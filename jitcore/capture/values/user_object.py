@@ -313,6 +313,14 @@ class NewObjectValue(_DunderProtocol, Value):
         """object.__setattr__(self, name, value): what __init__ of a frozen dataclass uses."""
         default_store(state, self, self.cls, self.attrs, name, value)
 
+    def delattr(self, state, name):
+        if class_lookup(self.cls, "__delattr__") is not object.__delattr__:
+            raise GraphBreak("unsupported_call", f"{self.cls.__name__}.__delattr__")
+        if name not in self.attrs:
+            raise GraphBreak("user_exception", f"AttributeError: '{self.cls.__name__}' object has no attribute "
+                                               f"'{name}'")
+        del self.attrs[name]
+
     def call(self, state, args, kwargs):
         method = class_lookup(self.cls, "__call__")
         if not isinstance(method, types.FunctionType):
