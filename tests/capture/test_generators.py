@@ -137,3 +137,10 @@ def test_deleting_an_attribute_of_an_object_made_inside():
         return box.v * 2, hasattr(box, "tmp")
 
     check_against_eager(f, (randn(3, seed=1),))
+
+
+def test_string_join_consumes_a_generator_of_constants():
+    def f(x):
+        return x * len("-".join(str(s) for s in x.shape)), ",".join(map(str, x.shape))
+
+    check_against_eager(f, (randn(3, 4, seed=1),))

@@ -214,7 +214,12 @@ class BoundMethodValue(Value):
         self.pure = pure
 
     def call(self, state, args, kwargs):
+        from jitcore.capture.values.generator import is_lazy
+        from jitcore.capture.values.sequence import IteratorValue
         target = self.obj.constant()
+        # an iterator argument (`"-".join(str(s) for s in shape)`) is consumed here, as the method would
+        args = [const(tuple(item.constant() for item in v.iterate(state)))
+                if self.pure and (is_lazy(v) or isinstance(v, IteratorValue)) else v for v in args]
         a = [v.constant() for v in args]
         k = {n: v.constant() for n, v in kwargs.items()}
         if not self.pure or target is NOT_CONSTANT or NOT_CONSTANT in a or NOT_CONSTANT in k.values():
