@@ -371,3 +371,31 @@ class _WithParameterContainers(torch.nn.Module):
 
 def test_parameter_list_and_dict_are_indexed_and_iterated_in_one_graph():
     check_against_eager(_WithParameterContainers(), (randn(3, seed=1),))
+
+
+def _hooked():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    model[0].register_forward_hook(lambda mod, args, out: out * 10)
+    model[2].register_forward_pre_hook(lambda mod, args: (args[0] + 1,))
+    model[2].register_forward_pre_hook(lambda mod, args, kwargs: ((args[0] * 2,), kwargs), with_kwargs=True)
+    model[1].register_forward_hook(lambda mod, args, kwargs, out: out - 1, with_kwargs=True)
+    return model
+
+
+def test_forward_hooks_and_pre_hooks_are_traced_into_one_graph():
+    check_against_eager(_hooked(), (randn(3, 4, seed=1),), (randn(3, 4, seed=2),))
+
+
+def test_hook_side_effects_happen_once_per_call_and_removal_recompiles(counting):
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh())
+    seen = []
+    handle = model[0].register_forward_hook(lambda mod, args, out: seen.append(tuple(out.shape)))
+    compiled = jit.compile(model, backend=counting)
+    x = randn(2, 4, seed=1)
+    torch.testing.assert_close(compiled(x), model(x))
+    torch.testing.assert_close(compiled(x), model(x))
+    assert seen == [(2, 4)] * 4 and counting.graph_count == 1
+    handle.remove()
+    torch.testing.assert_close(compiled(x), model(x))
+    assert len(seen) == 4 and counting.graph_count == 2

@@ -77,13 +77,77 @@ class ModuleValue(Value):
 
     def call(self, state, args, kwargs):
         module = self.module
+        if self._has_inlinable_hooks():
+            return self._call_with_hooks(state, args, kwargs)
         self.guard_no_hooks(state.ctx)
+        return self._call_forward(state, args, kwargs)
+
+    def _call_forward(self, state, args, kwargs):
+        module = self.module
         forward = _class_lookup(type(module), "forward")
         if "forward" in module.__dict__:
             return self.getattr(state, "forward").call(state, args, kwargs)
         if forward is None or not hasattr(forward, "__code__"):
             raise GraphBreak("unsupported_call", f"{type(module).__name__}.forward is not a Python function")
         return state.inline_call(forward, [self, *args], kwargs)
+
+    # -- forward hooks, traced like nn.Module._call_impl runs them --------------------------------------------
+    def _has_inlinable_hooks(self) -> bool:
+        """Forward pre-hooks / forward hooks on a module jitcore can reload, and nothing it does not model
+        (backward hooks, always-called hooks, global hooks)."""
+        d = self.module.__dict__
+        return (self.source is not None and bool(d.get("_forward_pre_hooks") or d.get("_forward_hooks"))
+                and not d.get("_backward_hooks") and not d.get("_backward_pre_hooks")
+                and not d.get("_forward_hooks_always_called")
+                and not any(getattr(_module_impl, name, None) for name in _GLOBAL_HOOKS))
+
+    def _call_with_hooks(self, state, args, kwargs):
+        from guards import DictKeysMatch, LengthMatch
+        from jitcore.capture.sources import ItemSource
+        from jitcore.capture.values import wrap
+        from jitcore.capture.values.mapping import DictValue
+        from jitcore.capture.values.sequence import TupleValue
+        ctx, d = state.ctx, self.module.__dict__
+        for name in ("_forward_pre_hooks", "_forward_hooks", "_forward_pre_hooks_with_kwargs",
+                     "_forward_hooks_with_kwargs"):
+            if name in d:
+                ctx.guard(AttrSource(self.source, name), DictKeysMatch(tuple(d[name])))
+        for name in ("_backward_hooks", "_backward_pre_hooks", "_forward_hooks_always_called"):
+            if name in d:
+                ctx.guard(AttrSource(self.source, name), LengthMatch(0))
+        ctx.guard_global_module_hooks()
+
+        def hooks(name):
+            table = d.get(name) or {}
+            return [(hook_id, wrap(state, hook, ItemSource(AttrSource(self.source, name), hook_id)))
+                    for hook_id, hook in table.items()]
+
+        args_value, kwargs_value = TupleValue(list(args)), DictValue(dict(kwargs))
+        with_kwargs = d.get("_forward_pre_hooks_with_kwargs") or {}
+        for hook_id, hook in hooks("_forward_pre_hooks"):
+            if hook_id in with_kwargs:
+                out = hook.call(state, [self, args_value, kwargs_value], {})
+                if out.constant() is not None:
+                    pair = out.iterate(state) if out.python_type() is tuple else []
+                    if len(pair) != 2:
+                        raise GraphBreak("user_exception", "RuntimeError: forward pre-hook must return None or a "
+                                                           "tuple of (new_args, new_kwargs)")
+                    args_value, kwargs_value = pair
+            else:
+                out = hook.call(state, [self, args_value], {})
+                if out.constant() is not None:
+                    args_value = out if isinstance(out, TupleValue) and out.python_type() is tuple \
+                        else TupleValue([out])
+        if not isinstance(kwargs_value, DictValue):
+            raise GraphBreak("unsupported_value", "forward pre-hook returned kwargs that are not a dict")
+        result = self._call_forward(state, args_value.iterate(state), dict(kwargs_value.items))
+        with_kwargs = d.get("_forward_hooks_with_kwargs") or {}
+        for hook_id, hook in hooks("_forward_hooks"):
+            extra = [kwargs_value] if hook_id in with_kwargs else []
+            out = hook.call(state, [self, args_value, *extra, result], {})
+            if out.constant() is not None:
+                result = out
+        return result
 
     def guard_no_hooks(self, ctx):
         """Break if hooks are registered; otherwise guard that they stay absent (forward is inlined without them)."""
