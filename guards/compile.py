@@ -214,7 +214,7 @@ class _Codegen:
             return f"{header}\n    return True\n"
         merged = self._merged_tensor_checks(plan)
         for node, check, user_name in plan:
-            if merged and check in merged[0]:
+            if merged and id(check) in merged[0]:
                 if check is merged[1]:
                     self._emit(f"if not ({merged[2]}):  # {_comment(merged[3])}")
                     self._emit("    return False")
@@ -256,7 +256,8 @@ class _Codegen:
         args = ", ".join(self._value(node) for node, _ in names)
         rendered = f"{self._ns.constant(native, 'tensors_check')}({args})"
         comment = f"TensorMatch on {', '.join(name for _, name in names)} (one native check)"
-        return set(picked), picked[0], rendered, comment
+        # by identity: checks compare by value, and an equal check on another value must still run
+        return {id(check) for check in picked}, picked[0], rendered, comment
 
     def _emit(self, line: str) -> None:
         self._lines.append("        " + line)

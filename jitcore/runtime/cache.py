@@ -39,6 +39,9 @@ class Options:
     cache_limit: int = 8
 
 
+#: built-in backends that run AOTAutograd, which reads the static-input marks (runtime/graph_meta.py)
+_AOT_BACKENDS = frozenset({"inductor", "aot_eager", "cudagraphs"})
+
 #: a number per graph compiled, so that each is reported once (an id() may be reused after a graph dies)
 _GRAPH_NUMBERS = itertools.count()
 
@@ -89,6 +92,8 @@ class FrameCache:
         #: the dynamic paths that hold floats; `static_floats` once a backend refused a float graph input
         self.float_paths: frozenset = frozenset()
         self.static_floats = False
+        #: graphs go to the backend without static-input marks (set after a backend failed on a marked graph)
+        self.plain_graphs = False
         self._lock = threading.RLock()
         self.dispatcher = Dispatcher(code, self.params, self.miss, original, gate)
 
@@ -175,11 +180,18 @@ class FrameCache:
         compiled = None
         if captured.gm is not None:
             t0 = time.perf_counter()
+            marked = False
             try:
-                mark_inputs(captured.gm, captured.input_sources)
+                marked = (not self.plain_graphs and self.options.backend_name in _AOT_BACKENDS
+                          and mark_inputs(captured.gm, captured.input_sources))
                 with compile_status(self.code, self.options.backend_name):
                     compiled = self.options.backend(captured.gm, list(captured.example_inputs))
             except Exception as exc:
+                if marked:
+                    # the static-input marks follow Dynamo's metadata, which another torch may read otherwise:
+                    # try once more with a graph that carries none before calling the backend broken
+                    self.plain_graphs = True
+                    return self.capture(*live)
                 if self.dynamic_paths & self.float_paths and not self.static_floats:
                     # AOTAutograd cannot always turn a Python float input into a tensor (torch's
                     # TensorifyScalarRestartAnalysis, which Dynamo answers by specialising the float):

@@ -30,16 +30,18 @@ def is_module_state(source) -> bool:
     return isinstance(source, ModuleDictSource) and source.dict_name in ("_parameters", "_buffers")
 
 
-def mark_inputs(gm, input_sources) -> None:
-    """Mark gm's placeholders with their sources, and parameters/buffers read from modules as static."""
+def mark_inputs(gm, input_sources) -> bool:
+    """Mark gm's placeholders with their sources, and parameters/buffers read from modules as static.
+    True when it marked the graph."""
     if "dynamo_compile_id" in gm.meta:
-        return
+        return False
     placeholders = [node for node in gm.graph.nodes if node.op == "placeholder"]
     if len(placeholders) != len(input_sources):
-        return
+        return False
     for node, source in zip(placeholders, input_sources):
         node._dynamo_source = InputSource(source.user_name)
         if is_module_state(source):
             node.meta.setdefault("tensor_dict", {})["_dynamo_static_input_type"] = "unguarded"
     gm._param_name_to_source = {}
     gm.meta["dynamo_compile_id"] = None
+    return True

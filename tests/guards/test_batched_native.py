@@ -70,3 +70,15 @@ def test_module_state_batch_fails_for_good_once_its_module_dies():
     del layer
     gc.collect()
     assert batch.holds() is False
+
+
+def test_equal_tensor_checks_on_other_values_still_run_after_merging():
+    """Checks compare by value: merging the arguments' checks must not swallow an equal check on a list item
+    (found by the fuzzer: a stale shape of `ys[0]` was accepted)."""
+    a, b = torch.ones(2, 3), torch.ones(2, 3)
+    items = [torch.ones(2, 3)]
+    tree = _tree(a, b)
+    tree.add((("local", "items"), ("item", 0)), TensorMatch(items[0]), "items[0]")
+    guard = compile_tree(tree, ["t0", "t1", "items"], {}, BUILTINS, examples=(a, b, items))
+    assert guard.check(a, b, items, None) is True
+    assert guard.check(a, b, [torch.ones(1, 3)], None) is False

@@ -5,7 +5,15 @@ import torch
 import jitcore as jit
 
 
-def test_parameters_and_buffers_are_marked_static_and_arguments_are_not(counting):
+class _Everything:
+    def __contains__(self, name):
+        return True
+
+
+def test_parameters_and_buffers_are_marked_static_and_arguments_are_not(counting, monkeypatch):
+    """Marks go to the built-in AOTAutograd backends; here the recording backend stands in for one."""
+    from jitcore.runtime import cache
+    monkeypatch.setattr(cache, "_AOT_BACKENDS", _Everything())
     model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4)).eval()
     compiled = jit.compile(model, backend=counting)
     compiled(torch.randn(3, 4))
@@ -18,6 +26,12 @@ def test_parameters_and_buffers_are_marked_static_and_arguments_are_not(counting
     assert static == {name for name in marks if name.startswith("self")}, marks
     assert any("running_mean" in name for name in static) and any("weight" in name for name in static)
     assert len(marks) - len(static) == 1  # the input
+
+
+def test_user_backends_get_graphs_without_marks(counting):
+    compiled = jit.compile(torch.nn.Linear(2, 2), backend=counting)
+    compiled(torch.randn(1, 2))
+    assert "dynamo_compile_id" not in counting.graphs[0].meta
 
 
 def test_marked_graph_trains_through_aot_eager_like_eager():
