@@ -50,6 +50,8 @@ class CaptureContext:
         self.handling: list = []
         #: origin of the exception the last unwind jumped to a handler with (PUSH_EXC_INFO records it)
         self.pending_origin = None
+        #: generators created while tracing (a suspended one may still have cleanup to run)
+        self.generators: list = []
 
     def push_cleanup(self, undo) -> None:
         """Remember how to undo a real state switch made while tracing (grad mode, autocast)."""

@@ -86,6 +86,7 @@ def _attempt(code, fn_globals, closure, args, fn_name, start, dynamic_paths, sto
         result = state.run()
     except StopCapture as stopped:
         frame = stopped.state
+        frame.check_suspended_generators()
         break_point = BreakPoint(stop[2], stopped.inst, list(frame.stack), dict(frame.locals), frame.kw_names)
     except GraphBreak as brk:
         # the guards gathered so far decide when the same break would happen again (a native cache entry)

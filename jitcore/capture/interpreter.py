@@ -169,7 +169,28 @@ class FrameState:
                 raise CaptureInternalError(
                     f"{type(exc).__name__}: {exc} (while executing {inst.opname} at offset {inst.offset}, "
                     f"{self.location_text()})") from exc
+        if self.parent is None:
+            self.check_suspended_generators()
         return self.result
+
+    def check_suspended_generators(self) -> None:
+        """A generator left suspended inside a try/with block is closed by Python when the function returns
+        (its `finally` and `__exit__` run then); that is not traced, so such a frame runs natively."""
+        for gen in self.ctx.generators:
+            frame = gen.frame
+            if gen.finished or frame.current is None:
+                continue
+            entry = exception_handler(frame.code, frame.current.offset)
+            if entry is None:
+                continue
+            insts, index = instructions_of(frame.code)
+            target = insts[index[entry.target]]
+            if target.opname == "CALL_INTRINSIC_1" and target.argrepr == "INTRINSIC_STOPITERATION_ERROR":
+                continue  # only the implicit StopIteration guard of every generator: nothing runs on close
+            brk = GraphBreak("generator", "a generator left suspended inside a try or with block (Python runs "
+                                          "its cleanup when the function returns)")
+            brk.whole_frame = True
+            raise self._located(brk)
 
     def _step(self, handler, inst, check):
         stack = self.stack
@@ -360,7 +381,9 @@ class FrameState:
             # not run now: each next() resumes it up to its next yield, when Python would
             from jitcore.capture.values.generator import GeneratorValue
             child.is_generator = True
-            return GeneratorValue(child)
+            generator = GeneratorValue(child)
+            self.ctx.generators.append(generator)
+            return generator
         saved = self.graph.current_location
         try:
             return child.run()

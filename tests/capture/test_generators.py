@@ -144,3 +144,47 @@ def test_string_join_consumes_a_generator_of_constants():
         return x * len("-".join(str(s) for s in x.shape)), ",".join(map(str, x.shape))
 
     check_against_eager(f, (randn(3, 4, seed=1),))
+
+
+def _guarded_gen(log):
+    try:
+        yield 1
+        yield 2
+    finally:
+        log.append("closed")
+
+
+def test_generator_left_suspended_in_try_runs_its_cleanup_like_eager():
+    """Python closes the dropped generator (its `finally` runs); jitcore runs such a frame natively."""
+    def f(x, log):
+        it = _guarded_gen(log)
+        a = next(it)
+        return x + a
+
+    check_against_eager(f, (randn(3, seed=1), []), expected_graphs=0)
+
+
+def test_generator_left_suspended_before_a_graph_break_runs_its_cleanup_like_eager(capsys):
+    def f(x, log):
+        a = next(_guarded_gen(log))
+        print("after", a)
+        return x + a
+
+    from tests.support import compare_call
+    import jitcore as jit
+    compiled = jit.compile(f)
+    for _ in range(2):
+        compare_call(f, compiled, (randn(3, seed=1), []))
+    out = capsys.readouterr().out
+    assert out.count("after 1") == 4
+
+
+def test_generator_without_cleanup_left_suspended_stays_in_the_graph():
+    def plain():
+        yield 1
+        yield 2
+
+    def f(x):
+        return x + next(plain())
+
+    check_against_eager(f, (randn(3, seed=1),))
