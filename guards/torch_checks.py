@@ -115,7 +115,6 @@ def _release_batch(ref) -> None:
     if check is not None:
         check._live = False  # the check fails from now on
         check.containers, check.keys, check._objects, check.empty = (), (), (), ()
-        check.ids = [None]
         check._native = None
 
 

@@ -15,6 +15,7 @@ import torch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value, NOT_CONSTANT, KnownObjectValue
 from jitcore.capture.values.constant import ConstantValue, const, fold
+from jitcore.capture.values.generator import is_lazy, LazyIteratorValue
 from jitcore.capture.values.sequence import TupleValue, ListValue, IteratorValue
 from jitcore.capture.values.mapping import DictValue
 
@@ -332,7 +333,6 @@ def _dict(state, *args, **kwargs):
 
 @_rule(iter)
 def _iter(state, obj):
-    from jitcore.capture.values.generator import is_lazy
     if isinstance(obj, IteratorValue) or is_lazy(obj):
         return obj  # an iterator is its own iterator
     return IteratorValue(obj.iterate(state))
@@ -348,18 +348,10 @@ def _next(state, it, *default):
     return item
 
 
-def _lazy_source(state, value):
-    """The iterator to draw from on demand when `value` computes its items lazily (a traced generator), else
-    None (its items are known now)."""
-    from jitcore.capture.values.generator import is_lazy
-    return value if is_lazy(value) else None
-
-
 @_rule(enumerate)
 def _enumerate(state, iterable, start=None):
     s = 0 if start is None else start.constant()
-    if _lazy_source(state, iterable) is not None:
-        from jitcore.capture.values.generator import LazyIteratorValue
+    if is_lazy(iterable):
         counter = [s]
 
         def produce(st):
@@ -376,9 +368,8 @@ def _enumerate(state, iterable, start=None):
 def _zip(state, *iterables, **kwargs):
     if kwargs:
         return NotImplemented
-    if any(_lazy_source(state, it) is not None for it in iterables):
-        from jitcore.capture.values.generator import LazyIteratorValue
-        sources = [it if _lazy_source(state, it) is not None else _iter(state, it) for it in iterables]
+    if any(is_lazy(it) for it in iterables):
+        sources = [it if is_lazy(it) else _iter(state, it) for it in iterables]
 
         def produce(st):
             row = []
@@ -400,8 +391,7 @@ def _reversed(state, seq):
 
 @_rule(map)
 def _map(state, fn, *iterables):
-    if any(_lazy_source(state, it) is not None for it in iterables):
-        from jitcore.capture.values.generator import LazyIteratorValue
+    if any(is_lazy(it) for it in iterables):
         rows = _zip(state, *iterables)
 
         def produce(st):
@@ -414,8 +404,7 @@ def _map(state, fn, *iterables):
 
 @_rule(filter)
 def _filter(state, fn, iterable):
-    if _lazy_source(state, iterable) is not None:
-        from jitcore.capture.values.generator import LazyIteratorValue
+    if is_lazy(iterable):
 
         def produce(st):
             while True:
@@ -436,7 +425,7 @@ def _filter(state, fn, iterable):
 
 def _truth_reduce(want_any):
     def handler(state, iterable):
-        if _lazy_source(state, iterable) is not None:
+        if is_lazy(iterable):
             # stop at the deciding item, as Python does: a generator's later items (and effects) never happen
             while (item := iterable.next_item(state)) is not None:
                 if item.truth(state) == want_any:

@@ -15,7 +15,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.mapping import DictValue
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.user_object import (_DunderProtocol, _class_attribute, class_lookup, default_store,
-                                                _MISSING)
+                                                default_delete, _MISSING)
 
 __all__ = ["NewDictObjectValue", "dict_constructible"]
 
@@ -97,11 +97,7 @@ class NewDictObjectValue(_DunderProtocol, DictValue):
         default_store(state, self, self.dict_type, self.attrs, name, value)
 
     def delattr(self, state, name):
-        if class_lookup(self.dict_type, "__delattr__") is not object.__delattr__:
-            raise GraphBreak("unsupported_call", f"{self.dict_type.__name__}.__delattr__")
-        if name not in self.attrs:
-            raise GraphBreak("user_exception", f"AttributeError: {name}")
-        del self.attrs[name]
+        default_delete(self.dict_type, self.attrs, name)
 
     # -- items: Python overrides (through _DunderProtocol) before the builtin storage -----------------------
     def call_method(self, state, name, args, kwargs):
@@ -129,37 +125,15 @@ class NewDictObjectValue(_DunderProtocol, DictValue):
             return DictValue(dict(self.items))
         return DictValue.builtin_call_method(self, state, name, args, kwargs)
 
-    def getitem(self, state, key):
-        result = self._dunder(state, "__getitem__", [key])
-        return DictValue.getitem(self, state, key) if result is _MISSING else result
-
-    def setitem(self, state, key, value):
-        if self._dunder(state, "__setitem__", [key, value]) is _MISSING:
-            DictValue.setitem(self, state, key, value)
-
+    # getitem/setitem/length/iterate/contains/binary_op: _DunderProtocol inlines the class's Python dunder and
+    # falls back to DictValue's (next in the MRO); these two need the dict's own meaning as the fallback
     def delitem(self, state, key):
         if self._dunder(state, "__delitem__", [key]) is _MISSING:
             DictValue.delitem(self, state, key)
 
-    def length(self, state):
-        return _DunderProtocol.length(self, state) if _python_dunder(self.dict_type, "__len__") \
-            else len(self.items)
-
     def truth(self, state):
         return _DunderProtocol.truth(self, state) if _python_dunder(self.dict_type, "__bool__") or \
             _python_dunder(self.dict_type, "__len__") else bool(self.items)
-
-    def iterate(self, state):
-        return _DunderProtocol.iterate(self, state) if _python_dunder(self.dict_type, "__iter__") \
-            else DictValue.iterate(self, state)
-
-    def contains(self, state, item):
-        return _DunderProtocol.contains(self, state, item) if _python_dunder(self.dict_type, "__contains__") \
-            else DictValue.contains(self, state, item)
-
-    def binary_op(self, state, op, other, reflected):
-        result = _DunderProtocol.binary_op(self, state, op, other, reflected)
-        return result
 
     def as_fx_arg(self, state):
         raise GraphBreak("unsupported_value", f"passing a {self.kind_name} to a tensor operation")

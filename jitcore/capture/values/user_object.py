@@ -314,12 +314,7 @@ class NewObjectValue(_DunderProtocol, Value):
         default_store(state, self, self.cls, self.attrs, name, value)
 
     def delattr(self, state, name):
-        if class_lookup(self.cls, "__delattr__") is not object.__delattr__:
-            raise GraphBreak("unsupported_call", f"{self.cls.__name__}.__delattr__")
-        if name not in self.attrs:
-            raise GraphBreak("user_exception", f"AttributeError: '{self.cls.__name__}' object has no attribute "
-                                               f"'{name}'")
-        del self.attrs[name]
+        default_delete(self.cls, self.attrs, name)
 
     def call(self, state, args, kwargs):
         method = class_lookup(self.cls, "__call__")
@@ -345,6 +340,15 @@ def default_store(state, obj, cls, attrs: dict, name: str, value) -> None:
             return
         raise GraphBreak("unsupported_value", f"assigning descriptor {cls.__name__}.{name}")
     attrs[name] = value
+
+
+def default_delete(cls, attrs: dict, name: str) -> None:
+    """`del obj.name` on an object made while tracing, whose class keeps object's __delattr__."""
+    if class_lookup(cls, "__delattr__") is not object.__delattr__:
+        raise GraphBreak("unsupported_call", f"{cls.__name__}.__delattr__")
+    if name not in attrs:
+        raise GraphBreak("user_exception", f"AttributeError: '{cls.__name__}' object has no attribute '{name}'")
+    del attrs[name]
 
 
 def _build_object(cls, attrs):
