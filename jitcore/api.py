@@ -13,6 +13,7 @@ import torch
 import backends
 from jitcore.config import config
 from jitcore.errors import InvalidArgumentError, UnknownBackendError
+from jitcore.report import console as _console  # noqa: F401  (subscribes the console to jitcore.events)
 from jitcore.runtime.cache import Options, STATS
 from jitcore.runtime.install import compiled_function, INTERCEPTOR, ALL_CACHES
 from jitcore.runtime.registry import REGISTRY, mark_disabled

@@ -12,6 +12,8 @@ import contextlib
 import sys
 import threading
 
+from jitcore import events
+
 __all__ = ["say", "reset_seen", "EVENTS", "Event", "recording", "compile_status", "get_console", "use_console"]
 
 #: dedupe keys already printed, oldest first (a dict used as an ordered set, trimmed like EVENTS)
@@ -197,3 +199,11 @@ def compile_status(code, backend: str = "", delay: float = 1.0):
                 live.stop()
             except Exception:
                 pass
+
+
+def _on_event(topic, message, key, always, facts) -> None:
+    say(topic, message, key=key, always=always, **facts)
+
+
+events.subscribe(_on_event)
+events.set_progress(compile_status)

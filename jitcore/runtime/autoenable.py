@@ -20,7 +20,7 @@ import types
 import weakref
 
 from jitcore.config import config
-from jitcore.report.console import say
+from jitcore import events
 from jitcore.runtime.monitor import frame_function
 from jitcore.runtime.prologue import FALLTHROUGH, build_prologue_code
 from jitcore.runtime.registry import is_disabled
@@ -101,7 +101,7 @@ class AutoEnabler:
                     self.tool_id = candidate
                     break
             else:
-                say("fallbacks", "JITCORE=1: no free sys.monitoring tool id, so nothing is compiled automatically",
+                events.emit("fallbacks", "JITCORE=1: no free sys.monitoring tool id, so nothing is compiled automatically",
                     always=True)
                 return
             _MON.register_callback(self.tool_id, _PY_START, self._callback)
@@ -145,7 +145,7 @@ class AutoEnabler:
                 return _MON.DISABLE
             self._install(code, frame)
         except Exception as exc:  # never let discovery abort the user's call
-            say("fallbacks", f"JITCORE=1: internal error while compiling {code.co_qualname}: "
+            events.emit("fallbacks", f"JITCORE=1: internal error while compiling {code.co_qualname}: "
                              f"{type(exc).__name__}: {exc}; it runs natively", key=("autoenable", code), always=True)
             return _MON.DISABLE
         # closures re-created per call share this code: keep looking at new instances

@@ -11,7 +11,6 @@ import dataclasses
 import itertools
 import threading
 import time
-import types
 import weakref
 
 import guards
@@ -21,11 +20,12 @@ from jitcore.capture.frame import capture_frame, arg_names
 from jitcore.capture.interpreter import CaptureInternalError
 from jitcore.codegen.transform import build_entry
 from jitcore.errors import GraphBreakError, BackendCompileError, InternalError, JitError
-from jitcore.report.console import say, compile_status
+from jitcore import events
 from jitcore.runtime.dispatch import Dispatcher
 from jitcore.runtime.graph_meta import mark_inputs
 from jitcore.runtime.guard_batch import batch_module_guards, source_reader
 from jitcore.runtime.prologue import FALLTHROUGH
+from jitcore.runtime.break_wiring import break_steps
 
 __all__ = ["FrameCache", "Entry", "Options", "STATS"]
 
@@ -184,7 +184,7 @@ class FrameCache:
             try:
                 marked = (not self.plain_graphs and self.options.backend_name in _AOT_BACKENDS
                           and mark_inputs(captured.gm, captured.input_sources))
-                with compile_status(self.code, self.options.backend_name):
+                with events.compiling(self.code, self.options.backend_name):
                     compiled = self.options.backend(captured.gm, list(captured.example_inputs))
             except Exception as exc:
                 if marked:
@@ -204,7 +204,7 @@ class FrameCache:
                 if self.options.fullgraph or _strict():
                     raise BackendCompileError(message + " (run with backend='eager' to check the graph itself)") \
                         from exc
-                say("fallbacks", message + "; running it natively", key=("backend", self.code), always=True,
+                events.emit("fallbacks", message + "; running it natively", key=("backend", self.code), always=True,
                     code=self.code, error=exc, backend=self.options.backend_name)
                 return self._native(self._guards(captured.guards))
             timings["backend"] = time.perf_counter() - t0
@@ -219,7 +219,7 @@ class FrameCache:
         if captured.break_point is not None:
             if self.options.fullgraph:
                 self._native_entry(captured.break_point.reason, started)
-            steps = self._break_steps(captured)
+            steps = break_steps(self.code, self.globals, captured, self.options)
             self._report_break(captured.break_point.reason, resumed=True)
         try:
             holder = []
@@ -231,7 +231,7 @@ class FrameCache:
             return self._native(self._guards(captured.guards), brk)
         timings["codegen"] = time.perf_counter() - t0
         if captured.gm is not None:
-            say("graphs", f"graph of {self.where()} with {captured.op_count} ops:\n{captured.gm.code}",
+            events.emit("graphs", f"graph of {self.where()} with {captured.op_count} ops:\n{captured.gm.code}",
                 key=("graph", next(_GRAPH_NUMBERS)), code=self.code, gm=captured.gm, op_count=captured.op_count,
                 guards=captured.guards)
         # codegen may rely on more facts (a callee module's hooks): they were recorded after the batching
@@ -247,32 +247,13 @@ class FrameCache:
         """An entry's result could not be rebuilt (a fault in jitcore): it runs natively from now on."""
         if _strict() or self.options.fullgraph:
             raise InternalError(f"jitcore failed while rebuilding the result of {self.where()}: {exc}") from exc
-        say("fallbacks", f"internal error while rebuilding the result of {self.where()}: {type(exc).__name__}: "
+        events.emit("fallbacks", f"internal error while rebuilding the result of {self.where()}: {type(exc).__name__}: "
                          f"{exc}; running it natively from now on", key=("rebuild", self.code), always=True)
         with self._lock:
             entry.run = _native_run
             entry.native = True
             self.dispatcher.update(self.entries)
         return FALLTHROUGH
-
-    def _break_steps(self, captured):
-        from jitcore.codegen.resume import resume_origin
-        from jitcore.codegen.steps import BreakSteps
-        from jitcore.runtime.resume_fns import resume_function, step_function
-        original, offset_map = resume_origin(self.code)
-        options = self.options
-
-        def resume(target, kinds, names):
-            return resume_function(original, self.globals, target, kinds, names, options)
-
-        def native_callable(cg, value, expr):
-            return _native_callable(cg, captured.ctx, value, expr, options)
-
-        def step(target, kinds, names, tails):
-            return step_function(original, self.globals, target, kinds, names, tails)
-
-        has_prefix = captured.gm is not None
-        return BreakSteps(self.code, original, offset_map, resume, native_callable, has_prefix, step)
 
     def _guards(self, collected, examples=None):
         """The compiled guard function for (source, check) pairs; a None source marks a root check. `examples`:
@@ -304,13 +285,13 @@ class FrameCache:
 
     def _report_break(self, brk: GraphBreak, resumed: bool) -> None:
         outcome = "compiled up to here, continuing in Python" if resumed else "the frame runs natively"
-        say("breaks", f"{self.name}: {brk.describe()}; {outcome}", key=("break", brk.location, brk.kind),
+        events.emit("breaks", f"{self.name}: {brk.describe()}; {outcome}", key=("break", brk.location, brk.kind),
             code=self.code, brk=brk, resumed=resumed)
 
     def _internal_failure(self, stage: str, exc: Exception) -> Entry:
         if _strict() or self.options.fullgraph:
             raise InternalError(f"jitcore failed during {stage} of {self.where()}: {exc}") from exc
-        say("fallbacks", f"internal error during {stage} of {self.where()}: {type(exc).__name__}: {exc}; "
+        events.emit("fallbacks", f"internal error during {stage} of {self.where()}: {type(exc).__name__}: {exc}; "
                          f"running it natively from now on", key=("internal", self.code, stage), always=True,
             code=self.code, stage=stage, error=exc)
         # no guards (building them may be what failed): the code runs natively for every later call
@@ -328,7 +309,7 @@ class FrameCache:
 
     def _report_recompile(self, args, cells) -> None:
         reasons = self._failure_reasons(args, cells)
-        say("recompiles", f"recompiling {self.where()} (entry {len(self.entries) + 1}): "
+        events.emit("recompiles", f"recompiling {self.where()} (entry {len(self.entries) + 1}): "
                           + ("; ".join(reasons[:3]) or "no entry matched"), key=("recompile", self.code, tuple(reasons)),
             code=self.code, reasons=reasons, entries=len(self.entries) + 1, cache_limit=self.options.cache_limit)
 
@@ -337,7 +318,7 @@ class FrameCache:
             return
         self.limit_reported = True
         reasons = self._failure_reasons(args, cells)
-        say("recompiles", f"{self.where()} hit cache_limit={self.options.cache_limit}; new variants run natively. "
+        events.emit("recompiles", f"{self.where()} hit cache_limit={self.options.cache_limit}; new variants run natively. "
                           f"Changing: {'; '.join(reasons[:3]) or 'unknown'}. Consider dynamic shapes, jit.disable, "
                           f"or a larger cache_limit.", key=("limit", self.code), always=True,
             code=self.code, reasons=reasons, limit=self.options.cache_limit)
@@ -394,42 +375,3 @@ def _strict() -> bool:
 def _builtins(fn_globals):
     b = fn_globals.get("__builtins__", __builtins__)
     return b if isinstance(b, dict) else vars(b)
-
-
-def _native_callable(cg, ctx, value, expr: str, options) -> str:
-    """What the entry calls for a callee a break runs natively: a user function's compiled copy (so the callee is
-    captured on its own), else the callee itself."""
-    from jitcore.capture.values.function import UserFunctionValue, UserMethodValue
-    from jitcore.capture.values.module import ModuleValue
-    from jitcore.runtime.registry import is_disabled
-    from jitcore.runtime.resume_fns import compiled_callee
-    if isinstance(value, UserFunctionValue) and _compilable(value.fn):
-        return cg.constant_object(compiled_callee(value.fn, options), "callee")
-    if isinstance(value, UserMethodValue) and _compilable(value.fn):
-        compiled = cg.constant_object(compiled_callee(value.fn, options), "callee")
-        method = cg.constant_object(types.MethodType, "MethodType")
-        return f"{method}({compiled}, {cg.load(value.self_value)})"
-    if isinstance(value, ModuleValue) and value.source is not None and _hookless(value.module):
-        forward = getattr(type(value.module), "forward", None)
-        if isinstance(forward, types.FunctionType) and _compilable(forward) \
-                and "forward" not in value.module.__dict__:
-            value.guard_no_hooks(ctx)
-            compiled = cg.constant_object(compiled_callee(forward, options), "callee")
-            return f"{cg.constant_object(types.MethodType, 'MethodType')}({compiled}, {expr})"
-    return expr
-
-
-def _compilable(fn) -> bool:
-    """A callee worth a compiled copy: a plain Python function (generators and coroutines run natively)."""
-    from jitcore.runtime.registry import is_disabled
-    flags = fn.__code__.co_flags
-    return not is_disabled(fn) and not flags & (0x20 | 0x80 | 0x200 | 0x100)
-
-
-def _hookless(module) -> bool:
-    from torch.nn.modules import module as impl
-    d = module.__dict__
-    return not any(d.get(n) for n in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
-                                      "_backward_pre_hooks")) and not any(
-        getattr(impl, n, None) for n in ("_global_forward_hooks", "_global_forward_pre_hooks",
-                                         "_global_backward_hooks", "_global_backward_pre_hooks"))

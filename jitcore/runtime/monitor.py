@@ -12,7 +12,7 @@ import gc
 import sys
 import types
 
-from jitcore.report.console import say
+from jitcore import events
 
 __all__ = ["Monitor", "frame_function"]
 
@@ -66,7 +66,7 @@ class Monitor:
                 self.tool_id = candidate
                 break
         else:
-            say("fallbacks", "no free sys.monitoring tool id: registered functions run natively", always=True)
+            events.emit("fallbacks", "no free sys.monitoring tool id: registered functions run natively", always=True)
             return
         _MON.register_callback(self.tool_id, _EVENTS.PY_START, self._callback)
         if self.disabled_any:
@@ -102,7 +102,7 @@ class Monitor:
         try:
             done = self._on_start(code, sys._getframe(1))
         except Exception as exc:  # never let jitcore abort the user's call
-            say("fallbacks", f"internal error while intercepting {code.co_qualname}: {type(exc).__name__}: {exc}",
+            events.emit("fallbacks", f"internal error while intercepting {code.co_qualname}: {type(exc).__name__}: {exc}",
                 key=("monitor", code), always=True)
             done = True
         if done:
