@@ -16,7 +16,8 @@ from jitcore.errors import InvalidArgumentError, UnknownBackendError
 from jitcore.report import console as _console  # noqa: F401  (subscribes the console to jitcore.events)
 from jitcore.runtime.cache import Options, STATS
 from jitcore.runtime.install import compiled_function, INTERCEPTOR, ALL_CACHES
-from jitcore.runtime.registry import REGISTRY, mark_disabled
+from jitcore.marks import mark_disabled, allow_in_graph as _mark_allowed, is_compiling
+from jitcore.runtime.registry import REGISTRY
 
 __all__ = ["compile", "register", "unregister", "enabled", "explain", "reset", "disable", "allow_in_graph",
            "is_compiling"]
@@ -186,29 +187,10 @@ def disable(fn=None):
 
 def allow_in_graph(fn):
     """Keep calls to fn as one graph node (fn must do tensor work only: it runs on fake tensors while tracing)."""
-    from jitcore.capture.values.torch_rules import allowed_in_graph
     if not callable(fn):
         raise InvalidArgumentError(f"allow_in_graph() needs a callable, got {type(fn).__name__} {fn!r}")
-    allowed_in_graph(fn)
+    _mark_allowed(fn)
     return fn
-
-
-def is_compiling() -> bool:
-    """False when run natively; True inside code jitcore traces (capture replaces this call with True)."""
-    return False
-
-
-def _is_compiling_while_tracing(state, args, kwargs):
-    from jitcore.capture.values.constant import const
-    return const(True)
-
-
-def _register_lookasides():
-    from jitcore.capture.values.function import LOOKASIDES
-    LOOKASIDES[is_compiling] = _is_compiling_while_tracing
-
-
-_register_lookasides()
 
 
 def explain(fn, *args, **kwargs):

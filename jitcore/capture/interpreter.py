@@ -13,6 +13,7 @@ import linecache
 import sys
 
 from guards import IdMatch
+from jitcore.marks import is_disabled
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.opcodes import HANDLERS, UNSUPPORTED
 from jitcore.capture.sources import (LocalSource, GlobalSource, ModuleGlobalSource, BuiltinSource, CellSource,
@@ -341,7 +342,6 @@ class FrameState:
     # -- inlining ---------------------------------------------------------------------------------------------
     def inline_call(self, fn, args: list, kwargs: dict, fn_source=None):
         """Trace a call to an existing Python function by running its code in a child frame."""
-        from jitcore.runtime.registry import is_disabled
         code = getattr(fn, "__code__", None)
         if code is None:
             raise GraphBreak("unsupported_call", f"{fn!r} has no Python code")

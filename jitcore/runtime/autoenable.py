@@ -23,7 +23,7 @@ from jitcore.config import config
 from jitcore import events
 from jitcore.runtime.monitor import frame_function
 from jitcore.runtime.prologue import FALLTHROUGH, build_prologue_code
-from jitcore.runtime.registry import is_disabled
+from jitcore.marks import is_disabled
 
 __all__ = ["start", "stop", "original_code", "AUTO", "AutoEnabler"]
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import types
 
+from jitcore.marks import is_disabled
+
 __all__ = ["break_steps"]
 
 
@@ -35,7 +37,6 @@ def _native_callable(cg, ctx, value, expr: str, options) -> str:
     captured on its own), else the callee itself."""
     from jitcore.capture.values.function import UserFunctionValue, UserMethodValue
     from jitcore.capture.values.module import ModuleValue
-    from jitcore.runtime.registry import is_disabled
     from jitcore.runtime.resume_fns import compiled_callee
     if isinstance(value, UserFunctionValue) and _compilable(value.fn):
         return cg.constant_object(compiled_callee(value.fn, options), "callee")
@@ -55,7 +56,6 @@ def _native_callable(cg, ctx, value, expr: str, options) -> str:
 
 def _compilable(fn) -> bool:
     """A callee worth a compiled copy: a plain Python function (generators and coroutines run natively)."""
-    from jitcore.runtime.registry import is_disabled
     flags = fn.__code__.co_flags
     return not is_disabled(fn) and not flags & (0x20 | 0x80 | 0x200 | 0x100)
 

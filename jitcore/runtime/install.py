@@ -14,7 +14,8 @@ from jitcore.capture.frame import arg_names
 from jitcore.runtime.cache import FrameCache
 from jitcore.runtime.monitor import Monitor, frame_function
 from jitcore.runtime.prologue import build_prologue_code
-from jitcore.runtime.registry import REGISTRY, is_disabled
+from jitcore.marks import is_disabled
+from jitcore.runtime.registry import REGISTRY
 
 __all__ = ["compiled_function", "Interceptor", "INTERCEPTOR", "ALL_CACHES"]
 

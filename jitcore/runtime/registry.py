@@ -1,29 +1,12 @@
-"""Marks on user functions: disabled (never traced) and registered (intercepted inside `enabled()` blocks).
+"""The registry of functions and modules intercepted inside `enabled()` blocks (other marks: jitcore.marks).
 
-Marks are kept as weak references, so registering or disabling a function never keeps it alive.
+Entries are weak references, so registering a function never keeps it alive.
 """
 from __future__ import annotations
 
 import weakref
 
-__all__ = ["mark_disabled", "is_disabled", "Registry", "REGISTRY"]
-
-_DISABLED_ATTR = "__jitcore_disabled__"
-_disabled_ids: dict = {}
-
-
-def mark_disabled(fn) -> None:
-    target = getattr(fn, "__func__", fn)
-    try:
-        setattr(target, _DISABLED_ATTR, True)
-    except (AttributeError, TypeError):
-        _disabled_ids[id(target)] = target
-
-
-def is_disabled(fn) -> bool:
-    target = getattr(fn, "__func__", fn)
-    return getattr(target, _DISABLED_ATTR, False) is True or id(target) in _disabled_ids
-
+__all__ = ["Registry", "REGISTRY"]
 
 class Registry:
     """code object -> the functions and module instances registered with it."""

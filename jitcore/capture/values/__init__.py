@@ -14,6 +14,7 @@ import torch
 
 from guards import TensorMatch, TypeMatch, IdMatch, EqualsMatch, LengthMatch, DictKeysMatch
 from jitcore.capture.breaks import GraphBreak
+from jitcore.marks import is_disabled
 from jitcore.capture.sources import ItemSource
 from jitcore.capture.values.base import Value, NOT_CONSTANT, NULL, NullValue
 from jitcore.capture.values.builtins import BuiltinValue, is_builtin_rule
@@ -99,7 +100,6 @@ def _wrap_module(state, value, source):
 
 
 def _wrap_function(state, value, source):
-    from jitcore.runtime.registry import is_disabled
     if value in LOOKASIDES:
         return LookasideValue(value, source)
     if is_graph_callable(value):

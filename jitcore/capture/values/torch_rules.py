@@ -10,8 +10,9 @@ import sys
 import torch
 
 from jitcore.capture.breaks import GraphBreak
+from jitcore.marks import is_allowed_in_graph, is_compiling
 
-__all__ = ["is_graph_callable", "check_torch_call", "allowed_in_graph", "native_kind"]
+__all__ = ["is_graph_callable", "check_torch_call", "native_kind"]
 
 #: standard-library modules whose Python functions are traced like user code (pure helpers, no I/O)
 _INLINED_STDLIB = frozenset({"functools", "dataclasses", "typing", "enum", "abc", "collections", "operator",
@@ -30,16 +31,8 @@ _GRAPH_MODULES = frozenset({
 _STATEFUL_PREFIXES = ("set_", "manual_seed", "seed", "initial_seed", "save", "load", "use_deterministic",
                       "compile", "get_rng_state", "from_numpy", "from_file", "frombuffer", "cond", "vmap")
 
-#: user functions marked with jit.allow_in_graph (weak: dropping the function forgets the mark)
-_ALLOWED = {}
-
-
-def allowed_in_graph(fn) -> None:
-    _ALLOWED[id(fn)] = fn
-
-
 def is_graph_callable(fn) -> bool:
-    if id(fn) in _ALLOWED:
+    if is_allowed_in_graph(fn):
         return True
     objclass = getattr(fn, "__objclass__", None)
     if objclass is not None:
@@ -53,7 +46,7 @@ def is_graph_callable(fn) -> bool:
 
 def check_torch_call(fn) -> None:
     """Break before calling a torch function whose effect is outside the graph."""
-    if id(fn) in _ALLOWED:
+    if is_allowed_in_graph(fn):
         return
     name = getattr(fn, "__name__", "")
     if name.startswith(_STATEFUL_PREFIXES):
@@ -96,7 +89,7 @@ def register_lookasides(table: dict) -> None:
         table[fn] = _no_torch_function
     import torch._utils
     for fn in (torch.compiler.is_compiling, getattr(torch.compiler, "is_dynamo_compiling", None),
-               getattr(torch._utils, "is_compiling", None)):
+               getattr(torch._utils, "is_compiling", None), is_compiling):
         if fn is not None:
             table[fn] = _compiling
     table[torch.jit.is_tracing] = table[torch._C._is_tracing] = _not_tracing
