@@ -1,8 +1,8 @@
 """Packaging hook: install `jitcore-autoenable.pth` into site-packages, for `JITCORE=1 python script.py`.
 
 Everything else about the package is declared in pyproject.toml. The .pth line runs at every interpreter start-up;
-it only reads os.environ, and imports jitcore.runtime.autoenable when JITCORE is set (to anything but 0/false/no/
-off), so a process without JITCORE imports nothing of jitcore.
+it only reads os.environ, and imports jitcore.autoenable when JITCORE is set (to anything but 0/false/no/off),
+so a process without JITCORE imports nothing of jitcore.
 
 Two install paths need the file:
 - a wheel (`pip install .`): the wheel's root is site-packages, and build_py's build_lib becomes that root;
@@ -19,7 +19,7 @@ from setuptools.command.build_py import build_py
 
 PTH_NAME = "jitcore-autoenable.pth"
 PTH_LINE = ('import os; os.environ.get("JITCORE", "").strip().lower() not in ("", "0", "false", "no", "off") '
-            'and __import__("jitcore.runtime.autoenable")\n')
+            'and __import__("jitcore.autoenable")\n')
 
 
 def _write_pth(directory) -> str:

@@ -7,8 +7,20 @@ demo     compile a small model and a function, show the graphs and the speed
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import inspect
 import os
+import runpy
 import sys
+import traceback
+
+import torch
+
+import jitcore as jit
+from jitcore import autoenable
+from jitcore.config import config
+from jitcore.demo import run_demo
+from jitcore.errors import InvalidArgumentError, JitError
 
 _RUN_HELP = """\
 Run a Python script with jitcore compiling your functions, without changing
@@ -68,14 +80,12 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
-    from jitcore.errors import JitError
     try:
         if args.command == "run":
             return _run(args)
         if args.command == "explain":
             return _explain(args)
         if args.command == "demo":
-            from jitcore.demo import run_demo
             return run_demo(args.backend)
     except JitError as exc:
         print(f"python -m jitcore {args.command}: error: {exc}", file=sys.stderr)
@@ -84,10 +94,6 @@ def main(argv=None) -> int:
 
 
 def _run(args) -> int:
-    import runpy
-    from jitcore.config import config
-    from jitcore.errors import InvalidArgumentError
-    from jitcore.runtime import autoenable
     if args.log is not None:
         config.log = args.log
     script = os.path.abspath(args.script)
@@ -104,19 +110,15 @@ def _run(args) -> int:
         if exc.code is not None and not isinstance(exc.code, int):
             print(exc.code, file=sys.stderr)
     except BaseException:  # the script's own error, reported as python would, after the summary
-        import traceback
         traceback.print_exc()
         code = 1
     finally:
         if not args.no_summary:
-            from jitcore.report.summary import print_summary
-            print_summary()
+            autoenable.print_summary()
     return code
 
 
 def _explain(args) -> int:
-    import jitcore as jit
-    from jitcore.errors import InvalidArgumentError
     script, colon, name = args.target.rpartition(":")
     if not colon or not script or not name:
         raise InvalidArgumentError(f"explain needs SCRIPT:FUNCTION (e.g. model.py:step), got {args.target!r}")
@@ -128,7 +130,7 @@ def _explain(args) -> int:
         target = getattr(target, part)
     call_args, call_kwargs = _arguments(args.args, module, target, name)
     report = jit.explain(target, *call_args, **call_kwargs)
-    from rich.console import Console
+    from rich.console import Console  # lazy: rich is loaded only to print a report
     console = Console(highlight=False)
     console.print(report, width=min(console.width, 120))
     if args.html:
@@ -139,8 +141,6 @@ def _explain(args) -> int:
 
 def _import_script(script: str):
     """Import the script as a module named after its file (so `__name__ != "__main__"`)."""
-    import importlib.util
-    from jitcore.errors import InvalidArgumentError
     path = os.path.abspath(script)
     if not os.path.isfile(path):
         raise InvalidArgumentError(f"no such script: {script}")
@@ -155,9 +155,6 @@ def _import_script(script: str):
 
 def _arguments(expression, module, target, name):
     """(args, kwargs) from --args, evaluated as a call's argument list with torch and the script's names."""
-    import inspect
-    import torch
-    from jitcore.errors import InvalidArgumentError
     if expression is None:
         try:
             signature = inspect.signature(target)

@@ -13,6 +13,7 @@ import torch
 import backends
 from jitcore.config import config
 from jitcore.errors import InvalidArgumentError, UnknownBackendError
+from jitcore.explaining import explain_call
 from jitcore.report import console as _console  # noqa: F401  (subscribes the console to jitcore.events)
 from jitcore.runtime.cache import Options, STATS
 from jitcore.runtime.install import compiled_function, INTERCEPTOR, ALL_CACHES
@@ -25,7 +26,8 @@ __all__ = ["compile", "register", "unregister", "enabled", "explain", "reset", "
 _MISSING = object()
 
 
-def _options(backend, fullgraph, dynamic, cache_limit, mode=None, options=None) -> Options:
+def make_options(backend=None, fullgraph=False, dynamic=None, cache_limit=None, mode=None, options=None) -> Options:
+    """Checked runtime Options from the arguments of compile()/enabled() (auto-enable builds its own with it)."""
     if type(fullgraph) is not bool:
         raise InvalidArgumentError(f"fullgraph must be True or False, got {fullgraph!r}")
     if dynamic not in (None, True, False):
@@ -122,7 +124,7 @@ def compile(fn_or_module=None, *, backend="inductor", fullgraph=False, dynamic=N
         >>> opt = jit.compile(model, backend="eager")
         >>> out = opt(x)
     """
-    opts = _options(backend, fullgraph, dynamic, cache_limit, mode, options)
+    opts = make_options(backend, fullgraph, dynamic, cache_limit, mode, options)
     if fn_or_module is None:
         return lambda target: _compile_target(target, opts)
     return _compile_target(fn_or_module, opts)
@@ -167,7 +169,7 @@ def enabled(backend=None, *, fullgraph=False, dynamic=None, cache_limit=None, mo
     Blocks nest (the innermost options apply to functions first seen inside it); leaving the outermost block,
     normally or by an exception, restores every function's original code. The switch is process-wide.
     """
-    opts = _options(backend, fullgraph, dynamic, cache_limit, mode, options)
+    opts = make_options(backend, fullgraph, dynamic, cache_limit, mode, options)
     INTERCEPTOR.enter(opts)
     try:
         yield
@@ -213,7 +215,6 @@ def explain(fn, *args, **kwargs):
         >>> report = jit.explain(f, torch.randn(4, 8))
         >>> report.graph_break_count, report.breaks[0].hint
     """
-    from jitcore.report.explain import explain_call
     if isinstance(fn, torch.nn.Module):
         target, bound = _python_function(type(fn).forward, "explain(module)")
         bound = fn

@@ -61,7 +61,7 @@ class Config:
     debug_checks: bool = False
     #: default recompile limit per function
     cache_limit: int = 8
-    #: JITCORE=1: compile user functions that take tensors or modules, process-wide (runtime/autoenable.py)
+    #: JITCORE=1: compile user functions that take tensors or modules, process-wide (jitcore/autoenable.py)
     autoenable: bool = False
     #: backend of auto-enable: JITCORE_BACKEND when set, else "eager", which starts in milliseconds where
     #: inductor spends seconds per graph (a JITCORE=1 run is first of all a way to see what jitcore captures)

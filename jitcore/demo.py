@@ -34,7 +34,7 @@ def _time(fn, *args) -> float:
 
 
 def run_demo(backend: str = "eager") -> int:
-    from rich.console import Console
+    from rich.console import Console  # lazy: rich is loaded only when the demo runs
     from rich.table import Table
     console = Console()
     torch.manual_seed(0)

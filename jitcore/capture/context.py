@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import torch
 
+from guards import LengthMatch
 from jitcore.capture.graph import GraphBuilder
 from jitcore.capture.side_effects import SideEffects
 from jitcore.capture.sources import ModuleGlobalSource
@@ -78,7 +79,6 @@ class CaptureContext:
         """Global nn.Module hooks apply to every module call; they must stay empty for inlined forwards to be right."""
         if self._hooks_guarded:
             return
-        from guards import LengthMatch
         self._hooks_guarded = True
         for name in ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
                      "_global_backward_pre_hooks"):

@@ -13,6 +13,8 @@ import sys
 import threading
 
 from jitcore import events
+from jitcore.config import config
+from jitcore.report.describe import frame_of
 
 __all__ = ["say", "reset_seen", "EVENTS", "Event", "recording", "compile_status", "get_console", "use_console"]
 
@@ -53,7 +55,7 @@ class Event(tuple):
 def get_console():
     global _console
     if _console is None:
-        from rich.console import Console
+        from rich.console import Console  # lazy: rich is loaded when jitcore first prints
         _console = Console(stderr=True, highlight=False)
     return _console
 
@@ -82,7 +84,6 @@ def _plain_facts(facts: dict) -> dict:
 
 def say(topic: str, message: str, *, key=None, always: bool = False, **facts) -> None:
     """Record a message; print it when its topic is selected (or always), once per key."""
-    from jitcore.config import config
     event = Event(topic, message, facts, always)
     with _lock:
         if _recorders:
@@ -110,7 +111,7 @@ def say(topic: str, message: str, *, key=None, always: bool = False, **facts) ->
 def show(event: Event, selected=frozenset()) -> None:
     """Print one event; a failure to render falls back to one plain line (reporting never breaks the program)."""
     try:
-        from jitcore.report.live import render_event
+        from jitcore.report.live import render_event  # lazy: it imports rich, loaded at the first message shown
         console = get_console()
         renderable = render_event(event, selected)
         if renderable is not None:
@@ -170,9 +171,8 @@ def compile_status(code, backend: str = "", delay: float = 1.0):
             if state["done"]:
                 return
             try:
-                from rich.live import Live
+                from rich.live import Live  # lazy: only a compile that lasts shows a spinner
                 from rich.spinner import Spinner
-                from jitcore.report.describe import frame_of
                 what = frame_of(code).label + (f" with {backend}" if backend else "")
                 spinner = Spinner("dots", text=f"jitcore: compiling a graph of {what}", style="cyan")
                 live = Live(spinner, console=console, transient=True, refresh_per_second=8,

@@ -1,8 +1,8 @@
 """Words for users: jitcore's internal objects described in the user's own terms.
 
 Owns the translation of resume functions to "f() after line 12", of carried stack slots to "stack slot 0", short
-paths, source snippets and the concrete hint shown for each graph break. Imports codegen.resume lazily (to read
-where a resume function continues) and nothing from runtime. Entry points: `frame_of`, `readable`, `short_path`,
+paths, source snippets and the concrete hint shown for each graph break. Reads codegen.resume (where a resume
+function continues) and nothing from runtime. Entry points: `frame_of`, `readable`, `short_path`,
 `snippet`, `reason_of`, `hint_for`, `break_location`, `graph_code`.
 """
 from __future__ import annotations
@@ -12,6 +12,8 @@ import dis
 import linecache
 import os
 import textwrap
+
+from jitcore.codegen.resume import resume_origin
 
 __all__ = ["Frame", "frame_of", "break_location", "readable", "short_path", "snippet", "reason_of", "hint_for",
            "node_location", "graph_code"]
@@ -55,7 +57,6 @@ class Frame:
 
 def frame_of(code) -> Frame:
     """The user's view of `code`: itself, or for a resume code the original function and where it continues."""
-    from jitcore.codegen.resume import resume_origin
     original, offsets = resume_origin(code)
     if offsets is None:
         return Frame(code.co_qualname, code.co_filename, code.co_firstlineno)

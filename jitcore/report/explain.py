@@ -1,39 +1,42 @@
-"""`jit.explain()`: run a call once through a fresh compiled copy and describe everything jitcore did with it.
+"""The report `jit.explain()` returns: what one call did under jitcore, and its terminal, notebook and text faces.
 
-The copy compiles with a recording backend (eager underneath), so the report covers the whole function: the graph
-before a break, the resume functions after it, callees a break runs natively, every guard and every recompile.
 The report holds graphs (op counts, readable FX code), breaks (reason, user location, source, hint), guard trees
-and compile time by phase; report.view renders it in a terminal, report.html in a notebook or a file.
-Entry points: `explain_call(fn, args, kwargs)` -> `ExplainReport`.
+and compile time by phase; report.view renders it in a terminal, report.html in a notebook or a file. Running the
+call is not done here (jitcore.explaining drives the runtime): `build_report` turns what was gathered into the
+report. Entry points: `build_report(fn, graphs, caches, events, error, run_seconds)` -> `ExplainReport`.
 """
 from __future__ import annotations
 
 import dataclasses
-import inspect
-import time
 
+from jitcore.report import html
 from jitcore.report.describe import (Frame, break_location, frame_of, graph_code, hint_for, readable, reason_of,
-                                     snippet)
+                                     short_path, snippet)
 
-__all__ = ["ExplainReport", "GraphInfo", "BreakInfo", "GuardsInfo", "explain_call"]
+__all__ = ["ExplainReport", "GraphInfo", "BreakInfo", "GuardsInfo", "build_report"]
 
 _PHASES = ("capture", "backend", "codegen")
 
 
+def _view():
+    from jitcore.report import view  # lazy: the terminal view imports rich, which `import jitcore` does not load
+    return view
+
+
 class _Rendered:
-    """Terminal, notebook and plain-text faces shared by the report and its parts (see report.view, report.html)."""
+    """Terminal, notebook and plain-text faces shared by the report and its parts (see report.view, report.html).
+
+    Each part says how it is drawn: `_terminal()` (a rich renderable) and `_html()` (markup).
+    """
 
     def __rich_console__(self, console, options):
-        from jitcore.report import view
-        yield view.render(self)
+        yield self._terminal()
 
     def _repr_html_(self) -> str:
-        from jitcore.report import html
-        return html.fragment(self)
+        return html.fragment(self._html())
 
     def __str__(self) -> str:
-        from jitcore.report import view
-        return view.plain_text(self)
+        return _view().plain_text(self._terminal())
 
 
 @dataclasses.dataclass(eq=False)
@@ -60,6 +63,12 @@ class GraphInfo(_Rendered):
     def __repr__(self) -> str:
         return f"<graph {self.index}: {self.frame.label}, {self.op_count} ops>"
 
+    def _terminal(self):
+        return _view().graph_block(self)
+
+    def _html(self) -> str:
+        return html.graph_section(self, open_=True)
+
 
 @dataclasses.dataclass(eq=False)
 class BreakInfo(_Rendered):
@@ -81,7 +90,6 @@ class BreakInfo(_Rendered):
 
     @property
     def where(self) -> str:
-        from jitcore.report.describe import short_path
         return f"{short_path(self.filename)}:{self.lineno}" if self.filename else "unknown location"
 
     def __repr__(self) -> str:
@@ -92,6 +100,12 @@ class BreakInfo(_Rendered):
         owner = self.frame or f"{self.function}()"
         return (f"{owner} runs as a graph up to here, then continues in Python" if self.resumed
                 else f"{owner} runs in Python (no graph) for calls like this one")
+
+    def _terminal(self):
+        return _view().break_block(self, 0)
+
+    def _html(self) -> str:
+        return html.break_section(self, 0, open_=True)
 
 
 class GuardsInfo(_Rendered):
@@ -118,6 +132,12 @@ class GuardsInfo(_Rendered):
         for label, tree in self.trees:
             blocks.append(label + "\n" + "\n".join("  " + line for line in readable(tree.pretty()).splitlines()))
         return "\n".join(blocks)
+
+    def _terminal(self):
+        return _view().guards_block(self)
+
+    def _html(self) -> str:
+        return html.guards_section(self, open_=True)
 
 
 @dataclasses.dataclass(eq=False)
@@ -163,83 +183,39 @@ class ExplainReport(_Rendered):
     def compile_seconds(self) -> float:
         return sum(self.compile_time.values())
 
+    @property
+    def compile_line(self) -> str:
+        """'12.3 ms (capture 8.0 ms · backend 4.0 ms · codegen 0.3 ms)'"""
+        phases = " · ".join(f"{phase} {seconds * 1e3:.1f} ms" for phase, seconds in self.compile_time.items())
+        return f"{self.compile_seconds * 1e3:.1f} ms ({phases})"
+
     def __repr__(self) -> str:
         return (f"<ExplainReport {self.function}(): {self.graph_count} graphs, {self.graph_break_count} breaks, "
                 f"{self.op_count} ops, {len(self.guards)} guards>")
 
+    def _terminal(self):
+        return _view().report_block(self)
+
+    def _html(self) -> str:
+        return html.report_section(self)
+
     def save_html(self, path) -> str:
         """Write the report as one self-contained HTML page (no external files or scripts); returns the path."""
-        from jitcore.report import html
         text = html.page(self)
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
         return str(path)
 
 
-# -- collecting -----------------------------------------------------------------------------------------------
-class _RecordingBackend:
-    """Compiles with the eager backend and remembers every graph in the order it was handed over."""
-
-    def __init__(self):
-        import backends
-        self.inner = backends.lookup("eager")
-        self.graphs: list = []
-        self.__name__ = "eager"
-
-    def __call__(self, gm, example_inputs):
-        self.graphs.append(gm)
-        return self.inner(gm, example_inputs)
-
-
-def _original(fn):
-    """The user's function behind a compiled copy or a function whose code jitcore swapped."""
-    if hasattr(fn, "_jitcore_cache") and hasattr(fn, "__wrapped__"):
-        return fn.__wrapped__
-    from jitcore.runtime.prologue import FALLTHROUGH
-    if any(const is FALLTHROUGH for const in fn.__code__.co_consts):
-        from jitcore.runtime.autoenable import original_code
-        code = original_code(fn)
-        if code is not None:
-            import types
-            copy = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
-            copy.__kwdefaults__, copy.__qualname__ = fn.__kwdefaults__, fn.__qualname__
-            return copy
-    return fn
-
-
-def explain_call(fn, args: tuple, kwargs: dict) -> ExplainReport:
-    """Run fn(*args, **kwargs) once through a fresh compiled copy (eager backend) and report what happened."""
-    from jitcore.config import config
-    from jitcore.report.console import recording
-    from jitcore.runtime.cache import Options
-    from jitcore.runtime.install import ALL_CACHES, compiled_function
-    fn = _original(fn)
-    try:
-        inspect.signature(fn).bind(*args, **kwargs)
-    except TypeError as exc:
-        from jitcore.errors import InvalidArgumentError
-        raise InvalidArgumentError(f"explain(): these arguments do not fit {fn.__qualname__}: {exc}") from None
-    recorder = _RecordingBackend()
-    options = Options(recorder, "eager", cache_limit=config.cache_limit)
-    compiled = compiled_function(fn, options)
-    error = None
-    with recording() as events:
-        started = time.perf_counter()
-        try:
-            compiled(*args, **kwargs)
-        except Exception as exc:  # the report says so; what ran before it is still explained
-            error = exc
-        run_seconds = time.perf_counter() - started
-    caches = [cache for cache in list(ALL_CACHES) if cache.options is options]
-    return _build(fn, recorder, caches, events, error, run_seconds)
-
-
-def _build(fn, recorder, caches, events, error, run_seconds) -> ExplainReport:
-    order = _first_seen(events, recorder, caches)
+# -- building -----------------------------------------------------------------------------------------------
+def build_report(fn, graphs_compiled, caches, events, error, run_seconds: float) -> ExplainReport:
+    """The report of one call of `fn`: the graphs the backend received, in order; the caches of the compiled copy
+    and of every frame it reached (runtime FrameCaches: `.code`, `.entries`); the events said during the call."""
+    order = _first_seen(events, graphs_compiled, caches)
     caches.sort(key=lambda cache: order.get(cache.code, len(order)))
     owner = {id(entry.gm): (cache, entry) for cache in caches for entry in cache.entries if entry.gm is not None}
     graphs = []
-    for gm in recorder.graphs:
+    for gm in graphs_compiled:
         cache, entry = owner.get(id(gm), (None, None))
         if cache is None:  # a graph whose entry was not kept (the frame fell back): still shown
             frame = Frame(fn.__qualname__, fn.__code__.co_filename, fn.__code__.co_firstlineno)
@@ -263,7 +239,7 @@ def _build(fn, recorder, caches, events, error, run_seconds) -> ExplainReport:
                          fn.__code__.co_firstlineno, recompiles, fallbacks, error, run_seconds)
 
 
-def _first_seen(events, recorder, caches) -> dict:
+def _first_seen(events, graphs_compiled, caches) -> dict:
     """code -> rank of its first event or graph during the call, so frames are listed in the order they ran."""
     order: dict = {}
     by_graph = {id(entry.gm): cache.code for cache in caches for entry in cache.entries if entry.gm is not None}
@@ -273,7 +249,7 @@ def _first_seen(events, recorder, caches) -> dict:
             code = by_graph.get(id(event.facts["gm"]))
         if code is not None and code not in order:
             order[code] = len(order)
-    for gm in recorder.graphs:
+    for gm in graphs_compiled:
         code = by_graph.get(id(gm))
         if code is not None and code not in order:
             order[code] = len(order)

@@ -1,8 +1,9 @@
-"""explain() reports as HTML: `fragment(obj)` for a notebook's `_repr_html_`, `page(report)` for `save_html`.
+"""explain() reports as HTML: `fragment(markup)` for a notebook's `_repr_html_`, `page(report)` for `save_html`.
 
 The markup is self-contained (one inline stylesheet scoped to `.jitcore-report`, no scripts, no external files)
-and shows the same facts as the terminal view, with graphs, breaks and guards in collapsible sections.
-Entry points: `fragment`, `page`.
+and shows the same facts as the terminal view, with graphs, breaks and guards in collapsible sections. Each part
+of a report has its own section function (report.explain's classes call the one that fits them).
+Entry points: `fragment`, `page`, `report_section`, `graph_section`, `break_section`, `guards_section`.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from html import escape
 
 from jitcore.report.describe import readable, short_path
 
-__all__ = ["fragment", "page"]
+__all__ = ["fragment", "page", "report_section", "graph_section", "break_section", "guards_section"]
 
 _STYLE = """
 .jitcore-report { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; font-size: 14px; color: #1f2328;
@@ -40,31 +41,19 @@ def page(report) -> str:
     """A whole HTML document for one report."""
     title = escape(f"jitcore explain: {report.function}()")
     return (f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{title}</title>\n"
-            f"</head>\n<body>\n{fragment(report)}\n</body>\n</html>\n")
+            f"</head>\n<body>\n{fragment(report_section(report))}\n</body>\n</html>\n")
 
 
-def fragment(obj) -> str:
-    """The report (or one of its parts) as a <div> carrying its own stylesheet."""
-    from jitcore.report.explain import BreakInfo, ExplainReport, GraphInfo, GuardsInfo
-    if isinstance(obj, ExplainReport):
-        body = _report(obj)
-    elif isinstance(obj, GraphInfo):
-        body = _graph(obj, open_=True)
-    elif isinstance(obj, BreakInfo):
-        body = _break(obj, 0, open_=True)
-    elif isinstance(obj, GuardsInfo):
-        body = _guards(obj, open_=True)
-    else:
-        raise TypeError(f"no HTML view for {type(obj).__name__}")
-    return f'<div class="jitcore-report">\n<style>{_STYLE}</style>\n{body}\n</div>'
+def fragment(markup: str) -> str:
+    """A report's (or one part's) markup as a <div> carrying its own stylesheet."""
+    return f'<div class="jitcore-report">\n<style>{_STYLE}</style>\n{markup}\n</div>'
 
 
-def _report(report) -> str:
-    from jitcore.report.view import phase_line
+def report_section(report) -> str:
     where = f"{short_path(report.filename)}:{report.lineno}" if report.filename else ""
     rows = [("graphs", report.graph_count), ("graph breaks", report.graph_break_count), ("ops", report.op_count),
             ("guards", len(report.guards)), ("recompiles", len(report.recompiles)),
-            ("compile time", phase_line(report)),
+            ("compile time", report.compile_line),
             ("ran", f"once, {report.run_seconds * 1e3:.1f} ms with compiling (fresh compiled copy, eager backend)")]
     parts = [f"<h2>jitcore explain: <code>{escape(report.function)}()</code>"
              + (f' <span class="dim">{escape(where)}</span>' if where else "") + "</h2>"]
@@ -73,17 +62,17 @@ def _report(report) -> str:
                      f"{escape(str(report.error))}; the report covers what ran before it.</p>")
     parts.append('<table class="summary">' + "".join(
         f"<tr><td>{escape(label)}</td><td>{escape(str(value))}</td></tr>" for label, value in rows) + "</table>")
-    parts += [_graph(graph) for graph in report.graphs]
-    parts += [_break(brk, index) for index, brk in enumerate(report.breaks)]
+    parts += [graph_section(graph) for graph in report.graphs]
+    parts += [break_section(brk, index) for index, brk in enumerate(report.breaks)]
     if report.recompiles:
         parts.append(_list_section("recompiles", report.recompiles))
     if report.fallbacks:
         parts.append(_list_section("fallbacks", report.fallbacks))
-    parts.append(_guards(report.guards))
+    parts.append(guards_section(report.guards))
     return "\n".join(parts)
 
 
-def _graph(graph, open_: bool = False) -> str:
+def graph_section(graph, open_: bool = False) -> str:
     ops = f"{graph.op_count} op{'s' if graph.op_count != 1 else ''}"
     return (f'<details class="graph"{" open" if open_ else ""}><summary><h3>graph {graph.index}</h3> '
             f"{escape(graph.frame.label)} · {ops} "
@@ -91,7 +80,7 @@ def _graph(graph, open_: bool = False) -> str:
             f"<pre>{escape(graph.readable_code)}</pre></details>")
 
 
-def _break(brk, index: int, open_: bool = True) -> str:
+def break_section(brk, index: int, open_: bool = True) -> str:
     lines = []
     for lineno, text, marked in brk.lines or ([(brk.lineno, brk.source_line, True)] if brk.source_line else []):
         row = f"{'&gt;' if marked else ' '} {lineno:>4} │ {escape(text)}"
@@ -104,7 +93,7 @@ def _break(brk, index: int, open_: bool = True) -> str:
             + "<dl>" + "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts) + "</dl></details>")
 
 
-def _guards(guards, open_: bool = False) -> str:
+def guards_section(guards, open_: bool = False) -> str:
     blocks = []
     for label, tree in guards.trees:
         blocks.append(f"<b>{escape(label)}</b>\n<pre>{escape(readable(tree.pretty()))}</pre>")

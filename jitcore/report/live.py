@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from rich.console import Group
 
+import guards
+from guards import GlobalStateMatch
 from jitcore.report.describe import break_location, frame_of, graph_code, hint_for, readable, reason_of, short_path
 from jitcore.report.layout import CodeBlock, Rows, guard_tree, header, source_row
 
@@ -107,8 +109,6 @@ def _graph(code, facts, selected):
 
 def _tree_of(collected):
     """The guard tree of a new entry from the (source, check) pairs capture collected (as cache.py builds it)."""
-    import guards
-    from guards import GlobalStateMatch
     tree = guards.GuardTree()
     tree.add_root(GlobalStateMatch())
     for source, check in collected:

@@ -1,8 +1,9 @@
 """What jitcore did in this process, as one table: `python -m jitcore run` prints it at exit, and so does a
 JITCORE=1 run whose JITCORE_LOG names graphs.
 
-Reads every live cache (runtime.install.ALL_CACHES) except explain()'s own, and groups resume functions under
-the function they continue. Entry points: `collect()` -> `Summary`, `render(summary)`, `print_summary()`.
+Reads the caches it is given (jitcore.autoenable passes every live one except explain()'s own) and the console's
+log of fallbacks, and groups resume functions under the function they continue.
+Entry points: `collect(caches)` -> `Summary`, `render(summary)`, `print_summary(summary, console=None)`.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from rich.text import Text
 from rich.table import Table
 from rich import box
 
+from jitcore.report.console import EVENTS, MAX_WIDTH, get_console
 from jitcore.report.describe import break_location, frame_of, reason_of, short_path
 from jitcore.report.layout import Rows, header
 
@@ -62,14 +64,12 @@ class Summary:
                 f"recompile{'s' if self.recompiles != 1 else ''} · {self.compile_seconds:.2f} s compiling")
 
 
-def collect() -> Summary:
-    from jitcore.report.console import EVENTS
-    from jitcore.report.explain import _RecordingBackend
-    from jitcore.runtime.install import ALL_CACHES
+def collect(caches) -> Summary:
+    """The summary of these caches (runtime FrameCaches: `.code`, `.entries`) and of the fallbacks logged so far."""
     rows: dict = {}
     breaks: dict = {}
-    for cache in sorted(ALL_CACHES, key=lambda c: (c.code.co_filename, c.code.co_firstlineno, c.code.co_name)):
-        if isinstance(cache.options.backend, _RecordingBackend) or not cache.entries:
+    for cache in sorted(caches, key=lambda c: (c.code.co_filename, c.code.co_firstlineno, c.code.co_name)):
+        if not cache.entries:
             continue
         frame = frame_of(cache.code)
         key = (frame.filename, frame.lineno, frame.function)
@@ -125,11 +125,9 @@ def render(summary: Summary):
 _printed = False
 
 
-def print_summary(console=None) -> Summary:
+def print_summary(summary: Summary, console=None) -> Summary:
     """Print the summary (once per process unless a console is given) and return it."""
     global _printed
-    from jitcore.report.console import MAX_WIDTH, get_console
-    summary = collect()
     if console is None:
         if _printed:
             return summary

@@ -1,44 +1,30 @@
 """explain() reports in a terminal: the summary, then each graph, break, recompile and fallback, then the guards.
 
-Built from report.layout's blocks, so a report reads like the live console. `render(obj)` takes a report or one of
-its parts (report.graphs[i], report.breaks[i], report.guards); `plain_text(obj)` is the same without colour, for
-str(). Entry points: `render`, `plain_text`.
+Built from report.layout's blocks, so a report reads like the live console. Each part of a report is drawn by its
+own function (report.explain's classes call the one that fits them); `plain_text(renderable)` lays one out without
+colour, for str(). Entry points: `report_block`, `graph_block`, `break_block`, `guards_block`, `plain_text`.
 """
 from __future__ import annotations
 
 import io
 
-from rich.console import Group
+from rich.console import Console, Group
 from rich.text import Text
 
 from jitcore.report.describe import readable, short_path
 from jitcore.report.layout import CodeBlock, Rows, guard_tree, header, source_row
 
-__all__ = ["render", "plain_text", "summary_line", "phase_line"]
+__all__ = ["report_block", "graph_block", "break_block", "guards_block", "plain_text", "summary_line"]
 
 #: the width str(report) is laid out at
 TEXT_WIDTH = 100
 
 
-def render(obj):
-    from jitcore.report.explain import BreakInfo, ExplainReport, GraphInfo, GuardsInfo
-    if isinstance(obj, ExplainReport):
-        return _report(obj)
-    if isinstance(obj, GraphInfo):
-        return _graph(obj)
-    if isinstance(obj, BreakInfo):
-        return _break(obj, 0)
-    if isinstance(obj, GuardsInfo):
-        return _guards(obj)
-    raise TypeError(f"no terminal view for {type(obj).__name__}")
-
-
-def plain_text(obj, width: int = TEXT_WIDTH) -> str:
-    from rich.console import Console
+def plain_text(renderable, width: int = TEXT_WIDTH) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, color_system=None, force_terminal=False, highlight=False,
                       legacy_windows=False)
-    console.print(render(obj))
+    console.print(renderable)
     return buffer.getvalue().rstrip("\n")
 
 
@@ -47,42 +33,37 @@ def summary_line(report) -> str:
             f"guards: {len(report.guards)}   recompiles: {len(report.recompiles)}")
 
 
-def phase_line(report) -> str:
-    phases = " · ".join(f"{phase} {seconds * 1e3:.1f} ms" for phase, seconds in report.compile_time.items())
-    return f"{report.compile_seconds * 1e3:.1f} ms ({phases})"
-
-
-def _report(report) -> Group:
+def report_block(report) -> Group:
     where = f"{short_path(report.filename)}:{report.lineno}" if report.filename else ""
     items = [("", Text(summary_line(report), style="bold")),
              ("at", f"{report.function}() in {where}" if where else f"{report.function}()"),
-             ("compile", phase_line(report)),
+             ("compile", report.compile_line),
              ("ran", f"once, {report.run_seconds * 1e3:.1f} ms with compiling (explain runs the call through a "
                      f"fresh compiled copy, eager backend)")]
     if report.error is not None:
         items.append(("error", f"the call raised {type(report.error).__name__}: {report.error}; the report covers "
                                f"what ran before it"))
     parts = [header("explain", f"{report.function}()", "cyan"), Rows(items, label_width=7)]
-    parts += [_graph(graph) for graph in report.graphs]
-    parts += [_break(brk, index) for index, brk in enumerate(report.breaks)]
+    parts += [graph_block(graph) for graph in report.graphs]
+    parts += [break_block(brk, index) for index, brk in enumerate(report.breaks)]
     if report.recompiles:
         parts.append(header("recompiles", str(len(report.recompiles)), "magenta"))
         parts.append(Rows([("", text) for text in report.recompiles]))
     if report.fallbacks:
         parts.append(header("fallbacks", str(len(report.fallbacks)), "red"))
         parts.append(Rows([("", text) for text in report.fallbacks]))
-    parts.append(_guards(report.guards))
+    parts.append(guards_block(report.guards))
     return Group(*parts)
 
 
-def _graph(graph) -> Group:
+def graph_block(graph) -> Group:
     ops = f"{graph.op_count} op{'s' if graph.op_count != 1 else ''}"
     return Group(header(f"graph {graph.index}", f"{graph.frame.label} · {ops}", "green"),
                  Rows([("at", graph.frame.where)]),
                  CodeBlock(graph.readable_code))
 
 
-def _break(brk, index: int) -> Group:
+def break_block(brk, index: int) -> Group:
     items = [("at", f"{brk.where} in {brk.function}()" if brk.function else brk.where)]
     for lineno, text, marked in brk.lines:
         row = source_row(lineno, text, marked)
@@ -93,7 +74,7 @@ def _break(brk, index: int) -> Group:
     return Group(header(f"break {index}", f"in {brk.function}()" if brk.function else "", "yellow"), Rows(items))
 
 
-def _guards(guards) -> Group:
+def guards_block(guards) -> Group:
     parts = [header("guards", f"{len(guards)} checks in {len(guards.trees)} "
                               f"entr{'y' if len(guards.trees) == 1 else 'ies'}", "blue")]
     for label, tree in guards.trees:

@@ -1,11 +1,11 @@
-"""Auto-enable (`JITCORE=1 python script.py`): compile the user's tensor functions without code changes.
+"""Auto-enable's discovery: one *global* PY_START callback that gives user tensor functions the dispatch prologue.
 
-The `jitcore-autoenable.pth` hook imports this module at start-up when JITCORE is set, and importing it starts
-discovery: one *global* PY_START callback on a tool id of its own (not the one enabled() blocks use), armed once.
-The first call of each code object decides. User code (not the standard library, site-packages, torch or jitcore)
-whose arguments hold a tensor or an nn.Module gets the dispatch prologue, captured from this call's arguments as in
-enabled(): this call runs natively, later calls run compiled. Everything else gets DISABLE and costs nothing after.
-Entry points: `start(backend=None)`, `stop()`, `original_code(fn)`, `AUTO`.
+jitcore.autoenable (JITCORE=1, `python -m jitcore run`) arms it with the compile options to use. The callback
+runs on a sys.monitoring tool id of its own (not the one enabled() blocks use), armed once, and the first call of
+each code object decides. User code (not the standard library, site-packages, torch or jitcore) whose arguments
+hold a tensor or an nn.Module gets the dispatch prologue, captured from this call's arguments as in enabled(): this
+call runs natively, later calls run compiled. Everything else gets DISABLE and costs nothing after.
+Entry points: `AUTO` (the process-wide `AutoEnabler`: `start(options)`, `stop()`, `caches()`), `original_code(fn)`.
 """
 from __future__ import annotations
 
@@ -16,16 +16,17 @@ import site
 import sys
 import sysconfig
 import threading
-import types
 import weakref
 
-from jitcore.config import config
+import torch
+
 from jitcore import events
+from jitcore.marks import is_disabled
+from jitcore.runtime.install import new_cache
 from jitcore.runtime.monitor import frame_function
 from jitcore.runtime.prologue import FALLTHROUGH, build_prologue_code
-from jitcore.marks import is_disabled
 
-__all__ = ["start", "stop", "original_code", "AUTO", "AutoEnabler"]
+__all__ = ["original_code", "AUTO", "AutoEnabler"]
 
 _MON = sys.monitoring
 _PY_START = _MON.events.PY_START
@@ -84,14 +85,13 @@ class AutoEnabler:
     def active(self) -> bool:
         return self.tool_id is not None
 
-    def start(self, backend=None) -> None:
-        """Arm the global PY_START callback (once; later calls change nothing)."""
+    def start(self, options) -> None:
+        """Arm the global PY_START callback, compiling with `options` (runtime Options; once: later calls change
+        nothing)."""
         with self._lock:
             if self.active:
                 return
-            import torch
-            from jitcore.api import _options
-            self.options = _options(backend or config.autoenable_backend, False, None, None)
+            self.options = options
             self._tensor_types = (torch.Tensor, torch.nn.Module)
             self._roots = _library_roots()
             self._own = ("<jitcore", *_package_roots())
@@ -101,8 +101,8 @@ class AutoEnabler:
                     self.tool_id = candidate
                     break
             else:
-                events.emit("fallbacks", "JITCORE=1: no free sys.monitoring tool id, so nothing is compiled automatically",
-                    always=True)
+                events.emit("fallbacks", "JITCORE=1: no free sys.monitoring tool id, so nothing is compiled "
+                            "automatically", always=True)
                 return
             _MON.register_callback(self.tool_id, _PY_START, self._callback)
             _MON.set_events(self.tool_id, _PY_START)  # global, once for the whole process (DESIGN §8)
@@ -146,7 +146,7 @@ class AutoEnabler:
             self._install(code, frame)
         except Exception as exc:  # never let discovery abort the user's call
             events.emit("fallbacks", f"JITCORE=1: internal error while compiling {code.co_qualname}: "
-                             f"{type(exc).__name__}: {exc}; it runs natively", key=("autoenable", code), always=True)
+                        f"{type(exc).__name__}: {exc}; it runs natively", key=("autoenable", code), always=True)
             return _MON.DISABLE
         # closures re-created per call share this code: keep looking at new instances
         return None if code.co_freevars else _MON.DISABLE
@@ -195,7 +195,6 @@ class AutoEnabler:
         with self._lock:
             found = self._prologues.get(code)
             if found is None:
-                from jitcore.runtime.install import new_cache
                 cache = new_cache(code, fn.__globals__, self.options)
                 found = self._prologues[code] = (cache, build_prologue_code(code, cache.dispatch))
             cache, prologue = found
@@ -214,31 +213,6 @@ class AutoEnabler:
 AUTO = AutoEnabler()
 
 
-def start(backend=None) -> None:
-    """Compile the user's tensor functions from now on, process-wide (what JITCORE=1 does at start-up)."""
-    AUTO.start(backend)
-
-
-def stop() -> None:
-    AUTO.stop()
-
-
 def original_code(fn):
     """The code `fn` had before auto-enable gave it a prologue, or None when auto-enable never touched it."""
     return AUTO.installed.get(fn)
-
-
-def _print_summary_at_exit() -> None:
-    """With JITCORE_LOG naming graphs, a JITCORE=1 run ends with the summary table `python -m jitcore run` prints."""
-    if "graphs" in config.log:
-        from jitcore.report.summary import print_summary
-        print_summary()
-
-
-def _start_from_environment() -> None:
-    if config.autoenable and not AUTO.active:
-        start()
-        atexit.register(_print_summary_at_exit)
-
-
-_start_from_environment()

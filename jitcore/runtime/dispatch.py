@@ -14,6 +14,8 @@ import inspect
 
 import torch
 
+from guards import TensorMatch
+from jitcore.codegen.transform import safe_names
 from jitcore.runtime.prologue import FALLTHROUGH
 
 __all__ = ["Dispatcher", "DefaultPlaceholder"]
@@ -39,7 +41,6 @@ def _switch(params, entries):
     """(parameter index, {size: entry indices}, indices for any other value) when the entries' guards each pin
     the shape of one tensor parameter (the first such parameter), else None. Entries that do not pin it are
     candidates for every shape, in their original order."""
-    from guards import TensorMatch
     for index, name in enumerate(params):
         sizes, anywhere = [], []
         for i, entry in enumerate(entries):
@@ -64,7 +65,6 @@ class Dispatcher:
     """Owns the generated function `fn(<params>, ___cells)` for one cache."""
 
     def __init__(self, code, params: tuple, miss, original=None, gate=None):
-        from jitcore.codegen.transform import safe_names
         self.code = code
         self.params = params
         #: identifiers the generated source uses for the parameters

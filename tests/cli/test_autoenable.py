@@ -37,7 +37,7 @@ def test_the_pth_hook_only_reads_the_environment_and_imports_autoenable():
     line = lines[0]
     assert line.startswith("import os;")
     assert 'os.environ.get("JITCORE"' in line
-    assert line.endswith('__import__("jitcore.runtime.autoenable")')
+    assert line.endswith('__import__("jitcore.autoenable")')
 
 
 @needs_install
@@ -89,10 +89,11 @@ class _Holder(torch.nn.Module):
 
 
 def test_discovery_compiles_user_tensor_functions_and_disables_the_rest():
+    from jitcore.api import make_options
     from jitcore.runtime.autoenable import AutoEnabler
     auto = AutoEnabler()
     tensor_code, int_code = _tensor_work.__code__, _int_work.__code__
-    auto.start("eager")
+    auto.start(make_options("eager"))
     try:
         assert auto.active
         x = torch.randn(3)
@@ -112,9 +113,10 @@ def test_discovery_compiles_user_tensor_functions_and_disables_the_rest():
 
 
 def test_only_user_code_qualifies():
+    from jitcore.api import make_options
     from jitcore.runtime.autoenable import AutoEnabler
     auto = AutoEnabler()
-    auto.start("eager")
+    auto.start(make_options("eager"))
     try:
         user = auto._may_be_user_code(_tensor_work.__code__)
         stdlib = auto._may_be_user_code(json.dumps.__code__)
@@ -141,4 +143,4 @@ def test_pth_line_in_setup_matches_the_documented_contract():
     with open(setup_py, encoding="utf-8") as handle:
         source = handle.read()
     assert 'PTH_NAME = "jitcore-autoenable.pth"' in source
-    assert '__import__("jitcore.runtime.autoenable")' in source
+    assert '__import__("jitcore.autoenable")' in source

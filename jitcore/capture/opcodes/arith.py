@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dis
 
+from jitcore.capture.opcodes.containers import build_slice_value
 from jitcore.capture.opcodes.registry import opcode
 from jitcore.capture.values import const
 from jitcore.capture.values.builtins import apply_binary
@@ -90,5 +91,4 @@ def store_slice(state, inst, value, container, start, stop):
 
 
 def _slice(state, start, stop, step=None):
-    from jitcore.capture.opcodes.containers import build_slice_value
     return build_slice_value(state, [start, stop] + ([step] if step is not None else []))

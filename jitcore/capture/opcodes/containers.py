@@ -5,6 +5,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.opcodes.registry import opcode
 from jitcore.capture.values import NOT_CONSTANT, const
 from jitcore.capture.values.constant import fold
+from jitcore.capture.values.exception import ExceptionValue
 from jitcore.capture.values.mapping import DictValue
 from jitcore.capture.values.sequence import TupleValue, ListValue
 from jitcore.capture.values.sets import SetValue
@@ -128,7 +129,6 @@ def call_intrinsic_1(state, inst, value):
         return value.unary_op(state, "pos")
     if name == "INTRINSIC_STOPITERATION_ERROR":
         # a generator's exception on its way out: StopIteration becomes RuntimeError (PEP 479), others pass
-        from jitcore.capture.values.exception import ExceptionValue
         if isinstance(value, ExceptionValue):
             if issubclass(value.cls, (StopIteration, StopAsyncIteration)):
                 error = ExceptionValue(RuntimeError, [const("generator raised StopIteration")])

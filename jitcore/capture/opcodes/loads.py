@@ -5,6 +5,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.opcodes.registry import opcode
 from jitcore.capture.values import NULL, const
 from jitcore.capture.values.cells import CellBox
+from jitcore.capture.values.super_lookup import super_attribute
 
 
 @opcode("LOAD_FAST", "LOAD_FAST_CHECK", signature="-- value")
@@ -100,7 +101,6 @@ def load_closure(state, inst):
 @opcode("LOAD_SUPER_ATTR", signature="global_super, cls, self_value -- method if (oparg & 1), attr")
 def load_super_attr(state, inst, global_super, cls, self_value):
     """`super().name` (zero-argument form): the attribute after `cls` in type(self)'s MRO, bound to self."""
-    from jitcore.capture.values.super_lookup import super_attribute
     if global_super.constant() is not super:
         raise GraphBreak("unsupported_value", "`super` is shadowed")
     attr = super_attribute(state, cls, self_value, inst.argval)

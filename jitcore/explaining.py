@@ -1,0 +1,77 @@
+"""What `jit.explain()` does: run one call through a fresh compiled copy and collect what jitcore did with it.
+
+The copy compiles with a recording backend (eager underneath), so the report covers the whole function: the graph
+before a break, the resume functions after it, callees a break runs natively, every guard and every recompile.
+This module drives the runtime and the console's recording; report.explain turns what it gathered into the report.
+Entry points: `explain_call(fn, args, kwargs)` -> `ExplainReport`, `is_explain_cache(cache)`.
+"""
+from __future__ import annotations
+
+import inspect
+import time
+import types
+
+import backends
+from jitcore.config import config
+from jitcore.errors import InvalidArgumentError
+from jitcore.report.console import recording
+from jitcore.report.explain import ExplainReport, build_report
+from jitcore.runtime.autoenable import original_code
+from jitcore.runtime.cache import Options
+from jitcore.runtime.install import ALL_CACHES, compiled_function
+from jitcore.runtime.prologue import FALLTHROUGH
+
+__all__ = ["explain_call", "is_explain_cache"]
+
+
+class _RecordingBackend:
+    """Compiles with the eager backend and remembers every graph in the order it was handed over."""
+
+    def __init__(self):
+        self.inner = backends.lookup("eager")
+        self.graphs: list = []
+        self.__name__ = "eager"
+
+    def __call__(self, gm, example_inputs):
+        self.graphs.append(gm)
+        return self.inner(gm, example_inputs)
+
+
+def is_explain_cache(cache) -> bool:
+    """True for the caches of explain()'s own copies, which the process summary leaves out."""
+    return isinstance(cache.options.backend, _RecordingBackend)
+
+
+def _original(fn):
+    """The user's function behind a compiled copy or a function whose code jitcore swapped."""
+    if hasattr(fn, "_jitcore_cache") and hasattr(fn, "__wrapped__"):
+        return fn.__wrapped__
+    if any(const is FALLTHROUGH for const in fn.__code__.co_consts):
+        code = original_code(fn)
+        if code is not None:
+            copy = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+            copy.__kwdefaults__, copy.__qualname__ = fn.__kwdefaults__, fn.__qualname__
+            return copy
+    return fn
+
+
+def explain_call(fn, args: tuple, kwargs: dict) -> ExplainReport:
+    """Run fn(*args, **kwargs) once through a fresh compiled copy (eager backend) and report what happened."""
+    fn = _original(fn)
+    try:
+        inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as exc:
+        raise InvalidArgumentError(f"explain(): these arguments do not fit {fn.__qualname__}: {exc}") from None
+    recorder = _RecordingBackend()
+    options = Options(recorder, "eager", cache_limit=config.cache_limit)
+    compiled = compiled_function(fn, options)
+    error = None
+    with recording() as events:
+        started = time.perf_counter()
+        try:
+            compiled(*args, **kwargs)
+        except Exception as exc:  # the report says so; what ran before it is still explained
+            error = exc
+        run_seconds = time.perf_counter() - started
+    caches = [cache for cache in list(ALL_CACHES) if cache.options is options]
+    return build_report(fn, recorder.graphs, caches, events, error, run_seconds)
