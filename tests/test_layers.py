@@ -143,8 +143,9 @@ def _is_pending(module: str) -> bool:
 
 
 def _has_lazy_mark(lines: list, imp: Import) -> bool:
-    first = max(imp.lineno - 2, 0)  # the line above the statement, then every line of it
-    return any(LAZY_MARK in line for line in lines[first: imp.end_lineno])
+    """A `# lazy:` comment on a line of the statement, or alone on the line above it."""
+    above = lines[imp.lineno - 2].strip() if imp.lineno > 1 else ""
+    return above.startswith(LAZY_MARK) or any(LAZY_MARK in line for line in lines[imp.lineno - 1: imp.end_lineno])
 
 
 def layer_violations(module: str, source: str, is_package: bool = False) -> list:
@@ -274,8 +275,10 @@ def test_an_inner_import_needs_a_lazy_reason():
             from jitcore.report.layout import header
             from jitcore.report.view import (  # lazy: rich
                 render)
+            from jitcore.report.html import page
             import rich
-            return render_event, header, render, rich
+            return render_event, header, render, page, rich
         """)
     assert unmarked_inner_imports("jitcore.report.console", source) == [
-        "jitcore.report.console:4 imports jitcore.report.live inside a function without '# lazy: <why>'"]
+        "jitcore.report.console:4 imports jitcore.report.live inside a function without '# lazy: <why>'",
+        "jitcore.report.console:9 imports jitcore.report.html inside a function without '# lazy: <why>'"]
