@@ -76,6 +76,9 @@ class Dispatcher:
         #: a thread-local object whose `depth` says whether this thread runs compiled code (enabled() blocks
         #: are per thread); None: always
         self.gate = gate
+        #: for a module's forward swapped in place: the instances it runs compiled for (`in` answers live);
+        #: every other instance of the class falls through to the original body. None: every call dispatches
+        self.members = None
         self.placeholders: dict = {}
         if original is not None:
             self._make_placeholders(code)
@@ -119,6 +122,10 @@ class Dispatcher:
         lines = [f"def ___dispatch_{self.name}({args}):"]
         if self.gate is not None:
             lines.append("    if not ___gate.depth:")
+            lines.append("        return ___FALLTHROUGH")
+        if self.members is not None:
+            self.namespace["___members"] = self.members
+            lines.append(f"    if {self.names[0]} not in ___members:")
             lines.append("        return ___FALLTHROUGH")
         calling = self.original is not None
         if calling:
@@ -168,6 +175,11 @@ class Dispatcher:
         fn = self.namespace[f"___dispatch_{self.name}"]
         fn.source = source
         return fn
+
+    def admit_only(self, members, entries) -> None:
+        """Dispatch only calls whose first argument (a module's `self`) is in `members`; regenerate."""
+        self.members = members
+        self.update(entries)
 
     def update(self, entries) -> None:
         """Regenerate for the current entries; the function object the prologue holds stays the same."""

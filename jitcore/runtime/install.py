@@ -1,8 +1,14 @@
 """Installing prologues: compiled copies of functions, per-instance module forwards, and enabled() blocks.
 
 `compiled_function(fn, options)` returns a new function whose code is fn's with a dispatch prologue (fn itself is
-untouched). Inside `enabled()` blocks, `Interceptor` swaps the prologue onto registered function instances and
-module instances when the monitor sees their first call, and restores everything when the outermost block ends.
+untouched). Inside `enabled()` blocks, `Interceptor` swaps the prologue onto registered functions when the monitor
+sees their first call, and restores everything when the outermost block ends.
+
+A registered module instance is never changed (its `__dict__` and class stay as they are: `vars()`, `copy.deepcopy`
+and `jit.compile` see the plain module). The prologue goes on its class's forward function instead, with a
+dispatcher that admits only registered instances; every other instance of the class falls through to the original
+body. A `__code__` the user assigns while the block is open wins: the new code runs (natively), and leaving the
+block does not put the old code back over it.
 """
 from __future__ import annotations
 
@@ -78,10 +84,8 @@ class Interceptor:
         self._lock = threading.RLock()
         #: (code, options) -> (cache, prologue code)
         self._prologues: dict = {}
-        #: function -> original code, for every function swapped in this block
+        #: function -> (original code, prologue code), for every function swapped in this block
         self._swapped: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-        #: module instances given a per-instance forward in this block
-        self._module_forwards: "weakref.WeakSet" = weakref.WeakSet()
         #: prologue installs made (tests use it to prove later calls went through the prologue)
         self.installs = 0
 
@@ -121,22 +125,30 @@ class Interceptor:
                 self.monitor.watch(code)
 
     def restore_all(self) -> None:
-        for fn, original in list(self._swapped.items()):
-            fn.__code__ = original
+        for fn, (original, prologue) in list(self._swapped.items()):
+            # a code the user assigned meanwhile is theirs to keep
+            if fn.__code__ is prologue:
+                fn.__code__ = original
         self._swapped.clear()
-        for module in list(self._module_forwards):
-            module.__dict__.pop("forward", None)
-        self._module_forwards.clear()
 
-    def _prologue(self, code, fn_globals):
+    def _prologue(self, code, fn_globals, members=None):
+        """(cache, prologue code) for code under the innermost options; `members`: the module instances a
+        class-level forward prologue runs compiled for (None: every call)."""
         options = self.options
-        key = (code, options)
+        key = (code, options, members is not None)
         found = self._prologues.get(key)
         if found is None:
             cache = new_cache(code, fn_globals, options, gate=self.threads)
+            if members is not None:
+                cache.dispatcher.admit_only(members, cache.entries)
             found = (cache, build_prologue_code(code, cache.dispatch))
             self._prologues[key] = found
         return found
+
+    def _install(self, fn, code, prologue) -> None:
+        self._swapped[fn] = (code, prologue)
+        fn.__code__ = prologue
+        self.installs += 1
 
     # -- the monitor's decision on a first call ---------------------------------------------------------------
     def _on_start(self, code, frame) -> bool:
@@ -145,10 +157,11 @@ class Interceptor:
             if not self.threads.stack:
                 # another thread's block armed the monitor: this thread runs natively, keep watching
                 return not self.open_blocks
-            if code in REGISTRY.modules:
-                return self._start_module(code, frame)
+            # a registered function intercepts every call, its module instances included
             if code in REGISTRY.functions:
                 return self._start_function(code, frame)
+            if code in REGISTRY.modules:
+                return self._start_module(code, frame)
             return True
 
     def _start_function(self, code, frame) -> bool:
@@ -157,29 +170,26 @@ class Interceptor:
             return True
         cache, prologue = self._prologue(code, fn.__globals__)
         self._capture_now(cache, frame, fn.__closure__)
-        self._swapped[fn] = code
-        fn.__code__ = prologue
-        self.installs += 1
+        self._install(fn, code, prologue)
         # closures re-created per call share this code: keep watching for new instances
         return not code.co_freevars
 
     def _start_module(self, code, frame) -> bool:
+        """A registered instance's first call: the prologue goes on the forward function running it (its class's),
+        admitting registered instances only. True once every registered instance's class runs the prologue."""
         params = arg_names(code)
-        instances = REGISTRY.modules[code]
-        module = frame.f_locals.get(params[0]) if params else None
-        if module is None or module not in instances or "forward" in module.__dict__:
-            return all("forward" in m.__dict__ for m in instances)
+        if not code.co_argcount:
+            return True  # no `self` parameter to tell instances apart
+        module = frame.f_locals.get(params[0])
         fn = frame_function(frame)
         if fn is None:
             return True
-        cache, prologue = self._prologue(code, fn.__globals__)
-        self._capture_now(cache, frame, fn.__closure__)
-        forward = types.FunctionType(prologue, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
-        forward.__kwdefaults__ = fn.__kwdefaults__
-        module.__dict__["forward"] = types.MethodType(forward, module)
-        self._module_forwards.add(module)
-        self.installs += 1
-        return all("forward" in m.__dict__ for m in instances)
+        if fn not in self._swapped and module in REGISTRY.modules.get(code, ()):
+            cache, prologue = self._prologue(code, fn.__globals__, _RegisteredInstances(code))
+            self._capture_now(cache, frame, fn.__closure__)
+            self._install(fn, code, prologue)
+        return all(getattr(getattr(type(m), "forward", None), "__code__", None) is not code
+                   for m in REGISTRY.modules.get(code, ()))
 
     def _capture_now(self, cache, frame, closure) -> None:
         """Capture from the live arguments of this first call (which itself runs natively)."""
@@ -189,6 +199,20 @@ class Interceptor:
         except KeyError:
             return
         cache.prepare(args, closure)
+
+
+class _RegisteredInstances:
+    """`module in it`: is module registered for this forward code now (registering or unregistering inside an open
+    block takes effect at the next call)."""
+
+    __slots__ = ("code",)
+
+    def __init__(self, code):
+        self.code = code
+
+    def __contains__(self, module) -> bool:
+        members = REGISTRY.modules.get(self.code)
+        return members is not None and module in members
 
 
 INTERCEPTOR = Interceptor()
