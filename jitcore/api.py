@@ -5,6 +5,7 @@ Everything here validates its input and turns it into runtime objects; nothing h
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import types
 
@@ -110,7 +111,8 @@ def compile(fn_or_module=None, *, backend="inductor", fullgraph=False, dynamic=N
     """Compile a function or nn.Module: its first call captures a graph, later calls run it when guards hold.
 
     Args:
-        fn_or_module: a Python function, a bound method, a callable object, or a torch.nn.Module.
+        fn_or_module: a Python function, a bound method, a callable object, a `functools.partial` of one of these
+            (its arguments are applied to every call), or a torch.nn.Module.
         backend: a backend name (see `backends.list()`) or a callable `backend(gm, example_inputs)`.
         fullgraph: raise `GraphBreakError` instead of running natively where capture has to stop.
         dynamic: reserved for dynamic shapes (None/False: shapes are static and guarded).
@@ -131,6 +133,11 @@ def compile(fn_or_module=None, *, backend="inductor", fullgraph=False, dynamic=N
 
 
 def _compile_target(target, opts):
+    if type(target) is functools.partial:
+        # the function underneath is compiled; the partial's arguments are applied to every call, as in Python
+        compiled = functools.partial(_compile_target(target.func, opts), *target.args, **target.keywords)
+        compiled.__dict__.update(target.__dict__)
+        return compiled
     if isinstance(target, torch.nn.Module):
         return _compile_module(target, opts)
     fn, bound = _python_function(target, "compile()")
@@ -145,6 +152,10 @@ def register(fn_or_module):
 
     Nothing changes until a block is entered; the object is returned, so this works as a decorator.
     """
+    if type(fn_or_module) is functools.partial:
+        # calls through the partial run the function underneath: that function is what gets intercepted
+        register(fn_or_module.func)
+        return fn_or_module
     if isinstance(fn_or_module, torch.nn.Module):
         forward, _ = _python_function(type(fn_or_module).forward, "register(module)")
         REGISTRY.add_module(fn_or_module, forward)
@@ -157,6 +168,9 @@ def register(fn_or_module):
 
 
 def unregister(fn_or_module) -> None:
+    if type(fn_or_module) is functools.partial:
+        unregister(fn_or_module.func)
+        return
     target = fn_or_module if isinstance(fn_or_module, torch.nn.Module) else getattr(fn_or_module, "__func__",
                                                                                    fn_or_module)
     REGISTRY.remove(target)
@@ -215,6 +229,8 @@ def explain(fn, *args, **kwargs):
         >>> report = jit.explain(f, torch.randn(4, 8))
         >>> report.graph_break_count, report.breaks[0].hint
     """
+    if type(fn) is functools.partial:
+        fn, args, kwargs = fn.func, (*fn.args, *args), {**fn.keywords, **kwargs}
     if isinstance(fn, torch.nn.Module):
         target, bound = _python_function(type(fn).forward, "explain(module)")
         bound = fn
