@@ -16,7 +16,7 @@ from guards.checks import (
     NotNoneMatch,
     TypeMatch,
 )
-from guards.torch_checks import BatchIdentityMatch, GlobalStateMatch, TensorMatch
+from guards.torch_checks import BatchIdentityMatch, GlobalStateMatch, StorageOffsetMatch, TensorMatch
 from guards.compile import GuardFunction, compile_tree
 from guards.render import Namespace
 from guards.tree import GuardNode, GuardTree, count_checks
@@ -36,6 +36,7 @@ __all__ = [
     "Namespace",
     "NoneMatch",
     "NotNoneMatch",
+    "StorageOffsetMatch",
     "TensorMatch",
     "TypeMatch",
     "compile_tree",

@@ -1,5 +1,6 @@
-"""Checks on torch state: one tensor's metadata (TensorMatch), torch's global state (GlobalStateMatch) and a
-module tree's parameters, buffers, submodules and hooks at once (BatchIdentityMatch).
+"""Checks on torch state: one tensor's metadata (TensorMatch), where a view starts in its storage
+(StorageOffsetMatch), torch's global state (GlobalStateMatch) and a module tree's parameters, buffers, submodules
+and hooks at once (BatchIdentityMatch).
 
 Same protocol as guards/checks.py (render / explain / describe, compared by value). Imports torch and the standard
 library only; never jitcore.
@@ -14,7 +15,7 @@ import torch
 from guards.checks import Check
 from guards.render import Namespace, distinct_type_names, literal, short_repr, type_name
 
-__all__ = ["TensorMatch", "GlobalStateMatch", "BatchIdentityMatch"]
+__all__ = ["TensorMatch", "StorageOffsetMatch", "GlobalStateMatch", "BatchIdentityMatch"]
 
 
 class BatchIdentityMatch(Check):
@@ -281,6 +282,35 @@ class TensorMatch(Check):
 
     def _key(self) -> tuple:
         return (self.tensor_type, self.dtype, self.device, self.requires_grad, self.layout, self.sizes, self.strides)
+
+
+class StorageOffsetMatch(Check):
+    """`v.storage_offset() == offset`: where a tensor starts in its storage. Graphs read tensors through their
+    views, so TensorMatch leaves the offset free; this check is added only where the captured code read it (a
+    `storage_offset()` call made a Python constant of it)."""
+
+    __slots__ = ("offset",)
+    cost = 11  # after TensorMatch (cost 10), which settles that the value is a tensor of the expected type
+
+    def __init__(self, offset: int) -> None:
+        if type(offset) is not int or offset < 0:
+            raise ValueError(f"StorageOffsetMatch needs an offset >= 0, got {offset!r}")
+        self.offset = offset
+
+    def render(self, var: str, ns: Namespace) -> str:
+        return f"{var}.storage_offset() == {self.offset}"
+
+    def explain(self, value: object) -> str | None:
+        if not isinstance(value, torch.Tensor):
+            return f"expected a tensor, got {type_name(type(value))}"
+        got = value.storage_offset()
+        return None if got == self.offset else f"storage_offset() changed {self.offset} -> {got}"
+
+    def describe(self) -> str:
+        return f"StorageOffsetMatch({self.offset})"
+
+    def _key(self) -> tuple:
+        return (self.offset,)
 
 
 # The torch global state a graph depends on: (label, reader). Readers are C functions; called with no argument.

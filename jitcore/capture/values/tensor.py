@@ -10,6 +10,7 @@ import operator
 
 import torch
 
+from guards import StorageOffsetMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.graph import fx_args, fake_args, is_symbolic
 from jitcore.capture.values.base import Value, NOT_CONSTANT
@@ -160,11 +161,30 @@ class TensorMethodValue(Value):
         if self.name in _DATA_METHODS:
             raise GraphBreak("data_dependent", f"Tensor.{self.name}() reads tensor data into Python")
         if self.name in _METADATA:
+            if self.name == "storage_offset":
+                _guard_storage_offsets(state, self.tensor)
             fake_a = fake_args(state, args)
             fake_k = fake_args(state, kwargs)
             result = state.graph.run_fake(getattr(self.tensor.fake, self.name), fake_a, fake_k)
             return _metadata_constant(result, self.name)
         return graph_call(state, "call_method", self.name, [self.tensor, *args], kwargs)
+
+
+#: the one metadata read TensorMatch does not pin (see _guard_storage_offsets)
+_STORAGE_OFFSET = torch.Tensor.storage_offset
+
+
+def _guard_storage_offsets(state, tensor) -> None:
+    """`x.storage_offset()` becomes a constant, and TensorMatch leaves offsets free: guard the offsets it came from.
+    A graph input's offset is its own; a view made in the graph starts where its inputs do, so then every tensor
+    input read so far is pinned."""
+    inputs = state.graph.inputs
+    if tensor.source is not None and inputs.get(tensor.source) is tensor:
+        read = [tensor]
+    else:
+        read = [v for v in inputs.values() if isinstance(v, TensorValue)]
+    for value in read:
+        state.ctx.guard(value.source, StorageOffsetMatch(value.fake.storage_offset()))
 
 
 def _contains_tensor(obj) -> bool:
@@ -198,6 +218,8 @@ def graph_call(state, op: str, target, args: list, kwargs: dict) -> Value:
         return const(fake)
     if not _contains_tensor(fake):
         # sizes, dtypes, booleans about metadata: pinned by the inputs' guards, no node needed
+        if fn is _STORAGE_OFFSET and tensors:
+            _guard_storage_offsets(state, tensors[0])
         return _metadata_constant(fake, getattr(target, "__name__", str(target)))
     node = graph.create_node(op, target, tuple(fx_args(state, args)), fx_args(state, kwargs), fake)
     inputs = {id(v.fake): v for v in [*args, *kwargs.values()] if v.is_tensor()}
