@@ -21,7 +21,9 @@ __all__ = ["TensorMatch", "StorageOffsetMatch", "GlobalStateMatch", "BatchIdenti
 class BatchIdentityMatch(Check):
     """A root check standing for many per-item checks on module state: each `containers[i][keys[i]]` is still the
     object it was (parameters, buffers, submodules, `training` flags), the first `n_grads` of those objects keep
-    their requires_grad, and every dict in `empty` is still empty (hook dicts).
+    their requires_grad, every dict in `empty` is still empty (hook dicts), and every dict in `keyed` still has
+    exactly the keys `keyed_keys` in that order (a container module's table that captured code iterated, indexed
+    or measured: a layer appended to a ModuleList must fail it).
 
     It is one check however many items it covers: the items are read with C-level `map`, so a model with
     hundreds of parameters costs microseconds, not one Python-level check per parameter. The containers are the
@@ -29,11 +31,12 @@ class BatchIdentityMatch(Check):
     of item i, for failures.
     """
 
-    __slots__ = ("containers", "keys", "ids", "n_grads", "grads", "empty", "names", "empty_names", "_objects",
-                 "_metadata", "_native", "_live", "__weakref__")
+    __slots__ = ("containers", "keys", "ids", "n_grads", "grads", "empty", "names", "empty_names", "keyed",
+                 "keyed_keys", "keyed_names", "_objects", "_metadata", "_native", "_live", "__weakref__")
     cost = 4
 
-    def __init__(self, containers, keys, objects, n_grads, empty, names, empty_names, owners=()) -> None:
+    def __init__(self, containers, keys, objects, n_grads, empty, names, empty_names, owners=(), keyed=(),
+                 keyed_keys=(), keyed_names=()) -> None:
         self.containers = tuple(containers)
         self.keys = tuple(keys)
         self._objects = tuple(objects)
@@ -48,6 +51,9 @@ class BatchIdentityMatch(Check):
         self.empty = tuple(empty)
         self.names = tuple(names)
         self.empty_names = tuple(empty_names)
+        self.keyed = tuple(keyed)
+        self.keyed_keys = [tuple(k) for k in keyed_keys]
+        self.keyed_names = tuple(keyed_names)
         self._live = True
         # the containers are the owners' own dicts, which hold the parameters: when an owner (a module) dies,
         # let go of everything, so this check never keeps a dropped model's tensors alive; it fails from then on
@@ -60,7 +66,8 @@ class BatchIdentityMatch(Check):
 
     def holds(self) -> bool:
         values = list(map(_dict_getitem, self.containers, self.keys))
-        if not (self._live and all(map(_is, values, self._objects))) or any(self.empty):
+        if not (self._live and all(map(_is, values, self._objects))) or any(self.empty) \
+                or list(map(tuple, self.keyed)) != self.keyed_keys:
             return False
         native = self._native
         if native is not None:
@@ -91,15 +98,20 @@ class BatchIdentityMatch(Check):
         for name, hooks in zip(self.empty_names, self.empty):
             if len(hooks):
                 return f"{name} is no longer empty (a hook was added)"
+        for name, table, before in zip(self.keyed_names, self.keyed, self.keyed_keys):
+            now = tuple(table)
+            if now != before:
+                return f"{name} keys changed {short_repr(before)} -> {short_repr(now)}"
         return None
 
     def describe(self) -> str:
+        keyed = f", {len(self.keyed)} container key lists" if self.keyed else ""
         return (f"BatchIdentityMatch({len(self.keys)} module items, {self.n_grads} with requires_grad, "
-                f"{len(self.empty)} empty hook dicts)")
+                f"{len(self.empty)} empty hook dicts{keyed})")
 
     def _key(self) -> tuple:
         return (tuple(map(id, self.containers)), self.keys, tuple(self.ids), tuple(self.grads),
-                tuple(map(id, self.empty)))
+                tuple(map(id, self.empty)), tuple(map(id, self.keyed)), tuple(self.keyed_keys))
 
 
 _dict_getitem = dict.__getitem__
@@ -115,7 +127,8 @@ def _release_batch(ref) -> None:
     check = ref()
     if check is not None:
         check._live = False  # the check fails from now on
-        check.containers, check.keys, check._objects, check.empty = (), (), (), ()
+        check.containers, check.keys, check._objects, check.empty, check.keyed = (), (), (), (), ()
+        check.keyed_keys = []
         check._native = None
 
 

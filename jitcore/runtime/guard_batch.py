@@ -1,9 +1,9 @@
 """Batching the guards on module state into one check per cache entry (DESIGN §5, issue 6).
 
-A model's forward reads every parameter, buffer, submodule, hook dict and `training` flag it uses; guarding each
-one separately costs one Python-level check per item on every call. `batch_module_guards` replaces those checks
-with one BatchIdentityMatch that compares them all at C speed. Only checks on module state are batched; what
-the user passes in is guarded as before.
+A model's forward reads every parameter, buffer, submodule, hook dict, container key list and `training` flag it
+uses; guarding each one separately costs one Python-level check per item on every call. `batch_module_guards`
+replaces those checks with one BatchIdentityMatch that compares them all at C speed. Only checks on module state
+are batched; what the user passes in is guarded as before.
 """
 from __future__ import annotations
 
@@ -11,13 +11,15 @@ import sys
 
 import torch
 
-from guards import BatchIdentityMatch, EqualsMatch, IdMatch, LengthMatch, TensorMatch
+from guards import BatchIdentityMatch, DictKeysMatch, EqualsMatch, IdMatch, LengthMatch, TensorMatch
 from guards.tree import read_step
 from jitcore.capture.sources import AttrSource, ModuleDictSource, ModuleGlobalSource
 
 __all__ = ["batch_module_guards", "source_reader"]
 
 _HOOK_DICTS = frozenset({"_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks"})
+#: a module's own tables of parameters, buffers and submodules
+_TABLES = frozenset({"_parameters", "_buffers", "_modules"})
 #: below this many module items the per-item checks are as cheap as the batch
 _MIN_ITEMS = 4
 
@@ -49,7 +51,7 @@ def batch_module_guards(collected: list, read, pinned: dict | None = None) -> li
     `pinned`, when given, receives source -> object for every tensor the batch pins by identity: an entry may
     pass those objects to its graph directly instead of reloading them through the module tree on every call.
     """
-    tensors, others, empty, kept, owners = [], [], [], [], []
+    tensors, others, empty, keyed, kept, owners = [], [], [], [], [], []
     for source, check in collected:
         try:
             item = _module_item(source, check, read)
@@ -65,9 +67,11 @@ def batch_module_guards(collected: list, read, pinned: dict | None = None) -> li
             tensors.append(item[1:] + (source,))
         elif item[0] == "object":
             others.append(item[1:])
+        elif item[0] == "keys":
+            keyed.append(item[1:])
         else:
             empty.append(item[1:])
-    if len(tensors) + len(others) + len(empty) < _MIN_ITEMS:
+    if len(tensors) + len(others) + len(empty) + len(keyed) < _MIN_ITEMS:
         return collected
     items = tensors + others
     if pinned is not None:
@@ -77,7 +81,8 @@ def batch_module_guards(collected: list, read, pinned: dict | None = None) -> li
         containers=[item[0] for item in items], keys=[item[1] for item in items],
         objects=[item[2] for item in items], n_grads=len(tensors),
         empty=[d for d, _ in empty], names=[item[3] for item in items], empty_names=[n for _, n in empty],
-        owners=owners)
+        owners=owners, keyed=[d for d, _, _ in keyed], keyed_keys=[k for _, k, _ in keyed],
+        keyed_names=[n for _, _, n in keyed])
     return kept + [(None, batch)]
 
 
@@ -92,7 +97,7 @@ def _owner(source, read):
 
 def _module_item(source, check, read):
     """(kind, ...) for a check on module state that the batch can stand for, else None."""
-    if isinstance(source, ModuleDictSource) and source.dict_name in ("_parameters", "_buffers", "_modules"):
+    if isinstance(source, ModuleDictSource) and source.dict_name in _TABLES:
         if isinstance(check, TensorMatch) or isinstance(check, IdMatch) or (
                 isinstance(check, EqualsMatch) and check.value is None):
             container = read(AttrSource(source.base, source.dict_name))
@@ -100,6 +105,10 @@ def _module_item(source, check, read):
             kind = "tensor" if isinstance(obj, torch.Tensor) else "object"
             return (kind, container, source.key, obj, source.user_name)
         return None
+    if isinstance(source, AttrSource) and isinstance(check, DictKeysMatch) and source.name in _TABLES \
+            and isinstance(read(source.base), torch.nn.Module):
+        # the keys of a container's table (which layers a loop ran): kept in the batch, compared as one list
+        return ("keys", read(source), check.keys, source.user_name)
     if isinstance(source, AttrSource) and isinstance(check, LengthMatch) and check.length == 0 \
             and source.name in _HOOK_DICTS and isinstance(read(source.base), torch.nn.Module):
         return ("empty", read(source), source.user_name)

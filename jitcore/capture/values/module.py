@@ -177,26 +177,38 @@ class ModuleValue(Value):
     def _items(self):
         return list(getattr(self.module, self._table()).items())
 
+    def _read_items(self, state):
+        """The container's (key, item) pairs, with their keys guarded: which items there are and in what order is
+        what the captured code relied on (a layer appended later must recompile). Items are guarded one by one
+        where they are read."""
+        from guards import DictKeysMatch
+        table, items = self._table(), self._items()
+        if self.source is not None:
+            state.ctx.guard(AttrSource(self.source, table), DictKeysMatch(tuple(k for k, _ in items)))
+        return table, items
+
     def _keyed(self) -> bool:
         return isinstance(self.module, (torch.nn.ModuleDict, torch.nn.ParameterDict))
 
     def length(self, state):
-        return len(self._items())
+        return len(self._read_items(state)[1])
 
     def iterate(self, state):
-        table, items = self._table(), self._items()
+        table, items = self._read_items(state)
         if self._keyed():
             return [const(k) for k, _ in items]
         return [self._child(state, table, k, m) for k, m in items]
 
     def getitem(self, state, key):
         k = key.constant()
-        table, items = self._table(), self._items()
+        table = self._table()
         if self._keyed() and isinstance(k, str):
             found = getattr(self.module, table)
             if k not in found:
                 raise GraphBreak("user_exception", f"KeyError: {k!r}")
             return self._child(state, table, k, found[k])
+        if isinstance(k, (int, slice)) and not self._keyed():
+            _, items = self._read_items(state)
         if isinstance(k, int) and not self._keyed():
             try:
                 name, m = items[k]
@@ -211,7 +223,7 @@ class ModuleValue(Value):
     def call_method(self, state, name, args, kwargs):
         if self._keyed() and name in ("keys", "values", "items") and not args:
             from jitcore.capture.values.sequence import ListValue, TupleValue
-            table, items = self._table(), self._items()
+            table, items = self._read_items(state)
             if name == "keys":
                 return ListValue([const(k) for k, _ in items])
             children = [self._child(state, table, k, m) for k, m in items]
