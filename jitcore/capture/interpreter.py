@@ -16,6 +16,7 @@ from guards import IdMatch
 from jitcore.marks import is_disabled
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.opcodes import HANDLERS, UNSUPPORTED
+from jitcore.capture.prologues import unwrapped
 from jitcore.capture.sources import (LocalSource, GlobalSource, ModuleGlobalSource, BuiltinSource, CellSource,
                                      AttrSource, ItemSource)
 from jitcore.capture.values import wrap
@@ -352,6 +353,8 @@ class FrameState:
         if fn_source is not None:
             # `helper.__code__ = other.__code__` between calls: the graph inlined this code
             self.ctx.guard(AttrSource(fn_source, "__code__"), IdMatch(code))
+        # a function intercepted in place runs its own body behind the dispatcher: inline that body
+        code = unwrapped(code)
         defaults = self._wrap_defaults(fn, fn_source)
         kwdefaults = self._wrap_kwdefaults(fn, fn_source)
         bound = bind_arguments(self, fn.__qualname__, code, defaults, kwdefaults, args, kwargs)

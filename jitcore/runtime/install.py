@@ -17,6 +17,7 @@ import types
 import weakref
 
 from jitcore.capture.frame import arg_names
+from jitcore.capture.prologues import wraps
 from jitcore.runtime.cache import FrameCache
 from jitcore.runtime.monitor import Monitor, frame_function
 from jitcore.runtime.prologue import build_prologue_code
@@ -142,6 +143,7 @@ class Interceptor:
             if members is not None:
                 cache.dispatcher.admit_only(members, cache.entries)
             found = (cache, build_prologue_code(code, cache.dispatch))
+            wraps(found[1], code)
             self._prologues[key] = found
         return found
 
