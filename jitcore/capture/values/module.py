@@ -8,6 +8,8 @@ from __future__ import annotations
 import torch
 from torch.nn.modules import module as _module_impl
 
+from guards import DictKeysMatch
+
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource, ModuleDictSource
 from jitcore.capture.values.base import Value
@@ -181,7 +183,6 @@ class ModuleValue(Value):
         """The container's (key, item) pairs, with their keys guarded: which items there are and in what order is
         what the captured code relied on (a layer appended later must recompile). Items are guarded one by one
         where they are read."""
-        from guards import DictKeysMatch
         table, items = self._table(), self._items()
         if self.source is not None:
             state.ctx.guard(AttrSource(self.source, table), DictKeysMatch(tuple(k for k, _ in items)))
