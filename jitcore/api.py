@@ -249,7 +249,7 @@ def reset() -> None:
         cache.clear()
     INTERCEPTOR.restore_all()
     resume_fns.clear()
-    resume.OFFSETS.clear()
+    resume.clear()
     STATS.clear()
     from jitcore.report.console import reset_seen
     reset_seen()

@@ -1,10 +1,11 @@
 """Capture one frame: interpret its code on live arguments and return what codegen needs.
 
 `capture_frame(...)` -> `Captured`: the FX graph and its input sources, the guards, and either the value the frame
-returns or, when capture had to stop, a `BreakPoint` (the root frame's stack and locals just before the
-instruction that broke). A break is found by a first attempt; a second attempt replays capture up to that
-instruction and stops there, so nothing the breaking instruction (or a call it inlined) did leaks into the prefix.
-Raises GraphBreak when the frame cannot be resumed at all, CaptureInternalError on a fault in jitcore.
+returns or, when capture had to stop, a `Continuation` (capture/continuation.py: the root frame's stack and live
+locals just before the instruction that broke, and where control goes from there). A break is found by a first
+attempt; a second attempt replays capture up to that instruction and stops there, so nothing the breaking
+instruction (or a call it inlined) did leaks into the prefix. Raises GraphBreak when the frame cannot be resumed at
+all, CaptureInternalError on a fault in jitcore.
 """
 from __future__ import annotations
 
@@ -16,11 +17,12 @@ import torch.fx
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.context import CaptureContext
+from jitcore.capture.continuation import Continuation, continuation_at
 from jitcore.capture.interpreter import FrameState, StopCapture
 from jitcore.capture.values.symint import SymIntValue
 from jitcore.capture.values.tensor import TensorValue
 
-__all__ = ["Captured", "BreakPoint", "capture_frame", "arg_names"]
+__all__ = ["Captured", "capture_frame", "arg_names"]
 
 
 def arg_names(code) -> tuple:
@@ -28,16 +30,6 @@ def arg_names(code) -> tuple:
     n = code.co_argcount + code.co_kwonlyargcount
     n += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
     return code.co_varnames[:n]
-
-
-@dataclasses.dataclass
-class BreakPoint:
-    """Where the root frame stopped: `inst` has not run; `stack` (bottom first) and `locals` are its inputs."""
-    reason: GraphBreak
-    inst: object
-    stack: list
-    locals: dict
-    kw_names: tuple
 
 
 @dataclasses.dataclass
@@ -55,7 +47,8 @@ class Captured:
     op_count: int
     capture_seconds: float
     ctx: CaptureContext
-    break_point: BreakPoint | None = None
+    #: where the frame continues when capture stopped at a graph break
+    break_point: Continuation | None = None
 
 
 def capture_frame(code, fn_globals, closure, args: dict, fn_name: str, dynamic_paths=frozenset()) -> Captured:
@@ -87,7 +80,7 @@ def _attempt(code, fn_globals, closure, args, fn_name, start, dynamic_paths, sto
     except StopCapture as stopped:
         frame = stopped.state
         frame.check_suspended_generators()
-        break_point = BreakPoint(stop[2], stopped.inst, list(frame.stack), dict(frame.locals), frame.kw_names)
+        break_point = continuation_at(frame, stopped.inst, stop[2])
     except GraphBreak as brk:
         # the guards gathered so far decide when the same break would happen again (a native cache entry)
         brk.guards = list(ctx.guards)

@@ -8,7 +8,8 @@ Note [Resume pitfalls] (DESIGN §4, research/runtime.md Q3): jumping into a try 
 depth 32768 into the exception table, so the original depths are copied back and exception depths are not
 recomputed; `LOAD_FAST` of an unset local crashes 3.12, so every load becomes `LOAD_FAST_CHECK`; the original
 RESUME/MAKE_CELL/COPY_FREE_VARS become NOPs. `OFFSETS` maps a resume code's instruction offsets back to the
-original's, so a break inside a resume function resumes the *original* code again (one cache per target).
+original's, so a break inside a resume function resumes the *original* code again (one cache per target); it
+holds each resume code weakly, and `clear()` empties it.
 """
 from __future__ import annotations
 
@@ -16,22 +17,25 @@ import dis
 
 from bytecode import Bytecode, Instr, Label, TryBegin, TryEnd, CompilerFlags
 
-__all__ = ["resume_code", "resume_origin", "real_offset"]
+from jitcore.capture.code_cache import CodeCache
+
+__all__ = ["resume_code", "resume_origin", "real_offset", "clear"]
 
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
 #: resume code -> (original code, {resume offset: original offset})
-OFFSETS: dict = {}
+OFFSETS = CodeCache()
 
 
 def _real(code):
     return [i for i in dis.get_instructions(code) if i.opname not in ("EXTENDED_ARG", "CACHE")]
 
 
-def _tail_block(tail, names: tuple, line: int) -> list:
-    """`return callable(stack_tuple, *live_locals)` for the stack described by `kinds` (NULLs are dropped with
-    Dynamo's trick: SWAP the NULL to the top, then call a no-op function on it, which consumes it)."""
-    kinds, callee = tail
+def _tail_block(tail, line: int) -> list:
+    """`return callable(stack_tuple, *live_locals)` for the tail (kinds, names, callable): the stack described by
+    `kinds` (NULLs are dropped with Dynamo's trick: SWAP the NULL to the top, then call a no-op function on it,
+    which consumes it), then the locals `names`."""
+    kinds, names, callee = tail
     out = []
     current = list(kinds)
     while "null" in current:
@@ -98,11 +102,16 @@ def resume_origin(code):
     return OFFSETS.get(code, (code, None))
 
 
-def resume_code(code, target: int, kinds: tuple, names: tuple, label: str, tails=None):
-    """The resume code continuing `code` at offset `target`; kinds[i] is "null" or "value" per stack slot.
+def clear() -> None:
+    OFFSETS.clear()
 
-    `tails` makes a *step code* instead: {offset: (kinds there, callable)}. Before each of those offsets the code
-    packs its stack and live locals and returns `callable(stack_tuple, *locals)`, outside every exception region
+
+def resume_code(code, target: int, kinds: tuple, names: tuple, label: str, tails=None):
+    """The resume code continuing `code` at offset `target`; kinds[i] is "null" or "value" per stack slot, `names`
+    the locals it receives after the stack (the live ones: any other is unbound, and read with LOAD_FAST_CHECK).
+
+    `tails` makes a *step code* instead: {offset: (kinds there, live names there, callable)}. Before each of those
+    offsets the code packs its stack and those locals and returns `callable(stack_tuple, *locals)`, outside every exception region
     (DESIGN §4: an exception from the callee must not run this code's handlers a second time). A step code runs
     just the instruction at `target` inside its original try/with regions, then hands over.
     """
@@ -151,7 +160,7 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, label: str, tails
         if isinstance(item, Instr):
             offset = offset_of[id(item)]
             if offset in tails:
-                tail = _tail_block(tails[offset], names, item.lineno or line)
+                tail = _tail_block(tails[offset], item.lineno or line)
                 if active is not None and body and body[-1] is active:
                     # the region starts right here: hand over before it opens (an empty region would make
                     # `bytecode` assemble a negative length and never finish)
@@ -193,8 +202,8 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, label: str, tails
     # exception depths are not recomputed (see the Note), so the stack size must cover what was inserted: the
     # prologue's pushes, and each tail's stack plus [NULL, callable, tuple, live locals...]
     needed = len(kinds) + 1
-    for after, _ in tails.values():
-        needed = max(needed, len(after) + 2, 3 + len(names))
+    for after, passed, _ in tails.values():
+        needed = max(needed, len(after) + 2, 3 + len(passed))
     new = out.to_code(stacksize=max(code.co_stacksize, needed), compute_exception_stack_depths=False)
 
     new_real = _real(new)[len(prologue):]

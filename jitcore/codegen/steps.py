@@ -1,270 +1,232 @@
 """What an entry does at a graph break: rebuild the frame's stack and live locals, run the breaking instruction
 in Python where it can be written as Python, and continue in a resume function.
 
-Expressible steps: a call (CALL, CALL_FUNCTION_EX), a conditional jump, a FOR_ITER. Each is written as Python only
-outside try/with regions, where an exception it raises needs no handler of the frame; elsewhere, and for every
-other instruction, the entry resumes *at* the breaking instruction and the resume function runs it (natively,
-since its own capture stops right there). A call to a user function runs that function's compiled copy, so the
-callee is captured on its own.
+Input: capture's `Continuation` (capture/continuation.py). The functions the entry calls come from a
+`ResumeFactory`, which the runtime implements (runtime/break_wiring.py): codegen asks, it never imports the runtime.
+Expressible steps: a call (CALL, CALL_FUNCTION_EX), a conditional jump, a FOR_ITER and the one-statement
+instructions of `_WRITTEN`. Each is written as Python only outside try regions (around it, the with-blocks are
+closed by the entry itself on an exception); inside them a step function of the factory runs the instruction
+within those regions; for every other instruction the entry resumes *at* it and the resume function runs it
+(natively, since its own capture stops right there). Stack inputs are taken by the handlers' declared signatures
+(capture/opcodes/registry.py), outputs come from the continuation's successors.
 """
 from __future__ import annotations
 
-import dis
+import operator
+import types
+from typing import Protocol
 
 from jitcore.capture.breaks import GraphBreak
-from jitcore.capture.interpreter import instructions_of
-from jitcore.capture.values.base import NullValue
+from jitcore.capture.opcodes import HANDLERS
+from jitcore.capture.opcodes.arith import BINARY_OPS
+from jitcore.codegen.resume import real_offset, resume_origin
 
-__all__ = ["BreakSteps"]
+__all__ = ["BreakSteps", "ResumeFactory"]
+
+
+class ResumeFactory(Protocol):
+    """The functions an entry calls at a graph break, made by the runtime for one frame's original code. Offsets
+    are the original code's; `kinds` are "null"/"value" per stack slot, bottom first; `names` the locals passed
+    after the non-NULL stack slots, in this order."""
+
+    def resume(self, target: int, kinds: tuple, names: tuple):
+        """The resume function continuing at `target` (for a frame with free variables: a maker taking the
+        running closure's cells and returning it)."""
+
+    def step(self, target: int, kinds: tuple, names: tuple, tails: dict):
+        """A function running just the instruction at `target` inside the frame's try/with regions, then
+        returning `callable(...)` of `tails[successor] = (kinds, names, callable)` for wherever it went."""
+
+    def callee(self, fn):
+        """fn's compiled copy, so a callee that the break runs natively is captured on its own."""
+
 
 _JUMPS = {"POP_JUMP_IF_TRUE": "bool({})", "POP_JUMP_IF_FALSE": "not {}", "POP_JUMP_IF_NONE": "{} is None",
           "POP_JUMP_IF_NOT_NONE": "{} is not None"}
 _SENTINEL = object()
 
 
-def _binary_op(cg, inst, ins):
-    from jitcore.capture.opcodes.arith import BINARY_OPS
-    import operator
+def _binary_op(cg, inst, x):
     name = BINARY_OPS[inst.arg]
-    fn = cg.constant_object(getattr(operator, name), name) if cg is not None else "f"
-    return f"___res = {fn}({ins[0]}, {ins[1]})", ["___res"]
+    return f"{cg.constant_object(getattr(operator, name), name)}({x['lhs']}, {x['rhs']})"
 
 
-def _load_attr(cg, inst, ins):
-    read = f"___res = getattr({ins[0]}, {inst.argval!r})"
-    return read, ([None, "___res"] if inst.arg & 1 else ["___res"])
-
-
-#: instructions written as one Python statement at a break: opname -> (inputs popped, builder(cg, inst, inputs)
-#: -> (statement, pushed expressions, None for a NULL))
-_SIMPLE = {
-    "LOAD_ATTR": (1, _load_attr),
-    "STORE_ATTR": (2, lambda cg, inst, ins: (f"setattr({ins[1]}, {inst.argval!r}, {ins[0]})", [])),
-    "BINARY_SUBSCR": (2, lambda cg, inst, ins: (f"___res = {ins[0]}[{ins[1]}]", ["___res"])),
-    "STORE_SUBSCR": (3, lambda cg, inst, ins: (f"{ins[1]}[{ins[2]}] = {ins[0]}", [])),
-    "BINARY_OP": (2, _binary_op),
-    "COMPARE_OP": (2, lambda cg, inst, ins: (f"___res = {ins[0]} {inst.argval} {ins[1]}", ["___res"])),
-    "CONTAINS_OP": (2, lambda cg, inst, ins: (
-        f"___res = {ins[0]} {'not in' if inst.arg else 'in'} {ins[1]}", ["___res"])),
-    "GET_ITER": (1, lambda cg, inst, ins: (f"___res = iter({ins[0]})", ["___res"])),
-    "UNARY_NOT": (1, lambda cg, inst, ins: (f"___res = not {ins[0]}", ["___res"])),
-    "UNARY_NEGATIVE": (1, lambda cg, inst, ins: (f"___res = -{ins[0]}", ["___res"])),
-    "UNARY_INVERT": (1, lambda cg, inst, ins: (f"___res = ~{ins[0]}", ["___res"])),
+#: instructions written as one Python expression (or, without outputs, one statement): opname ->
+#: builder(cg, inst, inputs by their declared names) -> text
+_WRITTEN = {
+    "LOAD_ATTR": lambda cg, inst, x: f"getattr({x['owner']}, {inst.argval!r})",
+    "STORE_ATTR": lambda cg, inst, x: f"setattr({x['owner']}, {inst.argval!r}, {x['value']})",
+    "BINARY_SUBSCR": lambda cg, inst, x: f"{x['container']}[{x['sub']}]",
+    "STORE_SUBSCR": lambda cg, inst, x: f"{x['container']}[{x['sub']}] = {x['value']}",
+    "BINARY_OP": _binary_op,
+    "COMPARE_OP": lambda cg, inst, x: f"{x['left']} {inst.argval} {x['right']}",
+    "CONTAINS_OP": lambda cg, inst, x: f"{x['left']} {'not in' if inst.arg else 'in'} {x['right']}",
+    "GET_ITER": lambda cg, inst, x: f"iter({x['iterable']})",
+    "UNARY_NOT": lambda cg, inst, x: f"not {x['value']}",
+    "UNARY_NEGATIVE": lambda cg, inst, x: f"-{x['value']}",
+    "UNARY_INVERT": lambda cg, inst, x: f"~{x['value']}",
 }
 
 
-def _covering(table, offset: int):
-    for entry in table:
-        if entry.start <= offset < entry.end:
-            return entry
-    return None
+def _inputs(inst, stack: list) -> tuple:
+    """(stack below the instruction's inputs, {declared input name: expression}) for a stack of expressions."""
+    return HANDLERS[inst.opname].signature.take(stack, inst.arg)
 
 
-def with_levels(code, offset: int):
-    """How many with-blocks enclose `offset`, or None when a try/except/finally encloses it (or the structure is
-    not the one CPython 3.12 emits for with-blocks: a handler starting PUSH_EXC_INFO, WITH_EXCEPT_START whose
-    cleanup handler is itself covered only by enclosing with-blocks' handlers)."""
-    table = dis._parse_exception_table(code)
-    insts, index_of = instructions_of(code)
-    levels = 0
-    entry = _covering(table, offset)
-    while entry is not None:
-        index = index_of.get(entry.target)
-        if index is None or index + 1 >= len(insts) or insts[index].opname != "PUSH_EXC_INFO" \
-                or insts[index + 1].opname != "WITH_EXCEPT_START":
-            return None
-        levels += 1
-        cleanup = _covering(table, entry.target)
-        if cleanup is None:
-            return None
-        entry = _covering(table, cleanup.target)
-    return levels
+def _pushed(successor, below: list) -> list:
+    """The expressions a written step leaves where `successor` expects the instruction's outputs: its one value,
+    `___res`, last; a slot below it (LOAD_ATTR's method slot) is NULL, since the written form loads the bound
+    attribute."""
+    count = len(successor.kinds) - len(below)
+    return [None] * (count - 1) + ["___res"] if count else []
 
 
 class BreakSteps:
-    """Emits the break part of an entry. `resume(target_offset, kinds, names)` gives a resume function (or a
-    maker taking the closure cells); `native_callable(value)` gives the object to call for a callee value."""
+    """Emits the break part of an entry for a frame of `code`, with functions from `factory`. `has_prefix`: the
+    entry runs a graph before the break (else resuming at the breaking instruction gains nothing)."""
 
-    def __init__(self, code, original, offset_map, resume, native_callable, has_prefix: bool, step=None):
-        #: step(target, kinds, names, tails) -> a step function (runtime/resume_fns.step_function), or None
-        self.step = step
+    def __init__(self, code, factory: ResumeFactory, has_prefix: bool):
         self.code = code
-        self.original = original
-        self.offset_map = offset_map
-        self.resume = resume
-        self.native_callable = native_callable
+        self.original, self.offset_map = resume_origin(code)
+        self.factory = factory
         self.has_prefix = has_prefix
+        #: local name -> the entry's variable holding it (set by emit)
+        self._locals: dict = {}
 
     def _original_offset(self, offset: int) -> int:
         if self.offset_map is None:
             return offset
         # a jump may target an EXTENDED_ARG prefix; the map holds the instructions themselves
-        from jitcore.codegen.resume import real_offset
         return self.offset_map[real_offset(self.code, offset)]
 
-    def _next_offset(self, inst) -> int:
-        insts, index_of = instructions_of(self.code)
-        return insts[index_of[inst.offset] + 1].offset
+    def _names(self, live) -> tuple:
+        """The resume parameters for the locals `live`: the original code's names, in its order."""
+        return tuple(name for name in self.original.co_varnames if name in live)
 
-    def emit(self, cg, bp, replay: list) -> list:
+    def emit(self, cg, cont, replay: list) -> list:
         lines = []
         stack = []
-        for i, value in enumerate(bp.stack):
-            if isinstance(value, NullValue):
+        for i, (value, kind) in enumerate(zip(cont.stack, cont.kinds)):
+            if kind == "null":
                 stack.append(None)
             else:
                 lines.append(f"___s{i} = {cg.load(value)}")
                 stack.append(f"___s{i}")
-        # the resume code's own ___stack parameters are dead after its prologue: only the original's locals live on
-        names = tuple(name for name in self.original.co_varnames if name in bp.locals)
-        local_exprs = []
-        for index, name in enumerate(names):
-            value = bp.locals[name]
+        self._locals = {}
+        for index, name in enumerate(self._names(cont.locals)):
+            value = cont.locals[name]
             expr = value.source.emit(cg) if not hasattr(value, "reconstruct") else cg.load(value)
             lines.append(f"___l{index} = {expr}")
-            local_exprs.append(f"___l{index}")
+            self._locals[name] = f"___l{index}"
         lines.extend(replay)
-        inst = bp.inst
-        opname = inst.opname
-        exits = self._region_exits(bp, stack)
+        opname = cont.inst.opname
         step = {"CALL": self._call, "CALL_FUNCTION_EX": self._call_ex, "FOR_ITER": self._for_iter}.get(opname)
         if step is None and opname in _JUMPS:
             step = self._jump
-        if step is None and opname in _SIMPLE:
-            step = self._simple
-        if step is not None and exits is not None:
-            work, tail = step(cg, bp, stack, names, local_exprs)
-            if exits:
+        if step is None and opname in _WRITTEN:
+            step = self._written
+        if step is not None and cont.exits is not None:
+            work, tail = step(cg, cont, stack)
+            if cont.exits:
                 # the step runs outside the frame's with-blocks: on an exception, close them as the frame would
                 lines.append("try:")
                 lines.extend("    " + line for line in work)
                 lines.append("except BaseException as ___e:")
-                for exit_expr in reversed(exits):
-                    lines.append(f"    {exit_expr}(type(___e), ___e, ___e.__traceback__)")
+                for slot in reversed(cont.exits):
+                    lines.append(f"    {stack[slot]}(type(___e), ___e, ___e.__traceback__)")
                 lines.append("    raise")
             else:
                 lines.extend(work)
             lines.extend(tail)
-        elif step is not None and self.step is not None and not self.original.co_freevars:
+        elif step is not None and not self.original.co_freevars:
             # inside a try block or a with-block jitcore cannot re-enter: a step function runs the instruction
             # within those regions and hands over to the compiled continuation
-            lines.append(self._step_call(cg, bp, stack, names, local_exprs))
+            lines.append(self._step_call(cg, cont, stack))
         else:
             if not self.has_prefix and not replay:
-                raise GraphBreak(bp.reason.kind, bp.reason.detail)
-            lines.append(self._resume_call(cg, self._start_of(inst), stack, names, local_exprs))
+                raise GraphBreak(cont.reason.kind, cont.reason.detail)
+            lines.append(self._resume_call(cg, cont.start, stack, cont.locals))
         return lines
 
-    def _simple(self, cg, bp, stack, names, local_exprs):
-        """One instruction of _SIMPLE written as Python: pop its inputs, push what it computes."""
-        pops, build = _SIMPLE[bp.inst.opname]
-        inputs = stack[len(stack) - pops:]
-        statement, pushed = build(cg, bp.inst, inputs)
-        after = stack[:len(stack) - pops] + pushed
-        return [statement], [self._resume_call(cg, self._next_offset(bp.inst), after, names, local_exprs)]
-
-    def _step_call(self, cg, bp, stack, names, local_exprs) -> str:
-        inst = bp.inst
-        kinds = tuple("null" if s is None else "value" for s in stack)
-        insts, index_of = instructions_of(self.code)
-        successors = {}
-        if inst.opname in _SIMPLE:
-            pops, build = _SIMPLE[inst.opname]
-            pushed = build(None, inst, [None] * pops)[1] if inst.opname != "LOAD_ATTR" else \
-                ([None, "x"] if inst.arg & 1 else ["x"])
-            if None in pushed:
-                # a method-form attribute load pushes NULL or not at run time: the stack cannot be packed
-                return self._resume_call(cg, self._start_of(inst), stack, names, local_exprs)
-            successors[self._next_offset(inst)] = kinds[:len(kinds) - pops] + ("value",) * len(pushed)
-        elif inst.opname == "CALL":
-            successors[self._next_offset(inst)] = kinds[:len(kinds) - inst.arg - 2] + ("value",)
-        elif inst.opname == "CALL_FUNCTION_EX":
-            successors[self._next_offset(inst)] = kinds[:len(kinds) - 3 - (inst.arg & 1)] + ("value",)
-        elif inst.opname == "FOR_ITER":
-            successors[self._next_offset(inst)] = kinds + ("value",)
-            end_for = insts[index_of[inst.argval]]
-            successors[insts[index_of[end_for.offset] + 1].offset] = kinds[:-1]
-        else:
-            successors[self._next_offset(inst)] = kinds[:-1]
-            successors[inst.argval] = kinds[:-1]
+    def _step_call(self, cg, cont, stack) -> str:
         tails = {}
-        for offset, after in successors.items():
-            original = self._original_offset(offset)
-            tails[original] = (after, self.resume(original, after, names))
-        start = self._original_offset(self._start_of(inst))
-        fn = self.step(start, kinds, names, tails)
-        ref = cg.constant_object(fn, "step")
-        args = [s for s in stack if s is not None] + list(local_exprs)
-        return f"return {ref}({', '.join(args)})"
-
-    def _region_exits(self, bp, stack):
-        """The __exit__ expressions of the with-blocks around the break (innermost last), when the step may run
-        outside them; None when it may not (a try region, or a with-block whose context jitcore cannot rebuild).
-        """
-        levels = with_levels(self.original, self._original_offset(bp.inst.offset))
-        if levels is None:
-            return None
-        exits = [expr for value, expr in zip(bp.stack, stack)
-                 if expr is not None and getattr(getattr(value, "region", None), "reconstruct_exit", None)]
-        return exits if len(exits) == levels else None
-
-    def _start_of(self, inst) -> int:
-        """Where to resume to run `inst` again: a CALL's KW_NAMES and the CALL are one unit (DESIGN §4)."""
-        insts, index_of = instructions_of(self.code)
-        index = index_of[inst.offset]
-        if inst.opname == "CALL" and index and insts[index - 1].opname == "KW_NAMES":
-            return insts[index - 1].offset
-        return inst.offset
+        for successor in (cont.next, cont.jump):
+            if successor is None:
+                continue
+            if "unknown" in successor.kinds:
+                # a method-form attribute load pushes NULL or not at run time: the stack cannot be packed
+                return self._resume_call(cg, cont.start, stack, cont.locals)
+            target = self._original_offset(successor.offset)
+            names = self._names(successor.live)
+            tails[target] = (successor.kinds, names, self.factory.resume(target, successor.kinds, names))
+        names = self._names(cont.locals)
+        fn = self.factory.step(self._original_offset(cont.start), cont.kinds, names, tails)
+        args = [s for s in stack if s is not None] + [self._locals[name] for name in names]
+        return f"return {cg.constant_object(fn, 'step')}({', '.join(args)})"
 
     # -- steps ------------------------------------------------------------------------------------------------
-    def _resume_call(self, cg, offset, stack, names, local_exprs) -> str:
+    def _resume_call(self, cg, offset, stack, live) -> str:
         kinds = tuple("null" if s is None else "value" for s in stack)
-        fn = self.resume(self._original_offset(offset), kinds, names)
+        names = self._names(live)
+        fn = self.factory.resume(self._original_offset(offset), kinds, names)
         ref = cg.constant_object(fn, "resume")
         callee = f"{ref}(___cells)" if self.original.co_freevars else ref
-        args = [s for s in stack if s is not None] + list(local_exprs)
+        args = [s for s in stack if s is not None] + [self._locals[name] for name in names]
         return f"return {callee}({', '.join(args)})"
 
-    def _call(self, cg, bp, stack, names, local_exprs) -> list:
-        nargs = bp.inst.arg
-        base = len(stack) - nargs - 2
-        method, callable_, args = stack[base], stack[base + 1], stack[base + 2:]
-        values = bp.stack[base:]
-        if method is not None:
-            fn_value, fn_expr, args = values[0], method, [callable_, *args]
-        else:
-            fn_value, fn_expr = values[1], callable_
-        kw = bp.kw_names
+    def _written(self, cg, cont, stack) -> tuple:
+        """One instruction of _WRITTEN as Python: its declared inputs in, its outputs where the successor wants them."""
+        below, inputs = _inputs(cont.inst, stack)
+        text = _WRITTEN[cont.inst.opname](cg, cont.inst, inputs)
+        pushed = _pushed(cont.next, below)
+        statement = f"___res = {text}" if pushed else text
+        return [statement], [self._resume_call(cg, cont.next.offset, below + pushed, cont.next.live)]
+
+    def _callee(self, cg, cont, stack) -> str:
+        """What the entry calls for the callee of a call step: a user function's compiled copy, as capture decided
+        (so the callee is captured on its own), else the callee itself."""
+        callee = cont.callee
+        expr = stack[callee.slot]
+        if callee.fn is None:
+            return expr
+        compiled = cg.constant_object(self.factory.callee(callee.fn), "callee")
+        if callee.receiver is None:
+            return compiled
+        receiver = expr if callee.receiver is cont.stack[callee.slot] else cg.load(callee.receiver)
+        return f"{cg.constant_object(types.MethodType, 'MethodType')}({compiled}, {receiver})"
+
+    def _call(self, cg, cont, stack) -> tuple:
+        below, inputs = _inputs(cont.inst, stack)
+        args = inputs["args"]
+        if inputs["method"] is not None:
+            args = [inputs["callable"], *args]
+        kw = cont.kw_names
         positional = args[:len(args) - len(kw)]
         keywords = [f"{k}={v}" for k, v in zip(kw, args[len(args) - len(kw):])]
-        target = self.native_callable(cg, fn_value, fn_expr)
-        after = stack[:base] + ["___res"]
-        return ([f"___res = {target}({', '.join(positional + keywords)})"],
-                [self._resume_call(cg, self._next_offset(bp.inst), after, names, local_exprs)])
+        call = f"{self._callee(cg, cont, stack)}({', '.join(positional + keywords)})"
+        after = below + _pushed(cont.next, below)
+        return [f"___res = {call}"], [self._resume_call(cg, cont.next.offset, after, cont.next.live)]
 
-    def _call_ex(self, cg, bp, stack, names, local_exprs) -> list:
-        has_kwargs = bp.inst.arg & 1
-        base = len(stack) - 3 - has_kwargs
-        fn_value, fn_expr = bp.stack[base + 1], stack[base + 1]
-        call = f"{self.native_callable(cg, fn_value, fn_expr)}(*{stack[base + 2]}"
-        call += f", **{stack[base + 3]})" if has_kwargs else ")"
-        after = stack[:base] + ["___res"]
-        return [f"___res = {call}"], [self._resume_call(cg, self._next_offset(bp.inst), after, names, local_exprs)]
+    def _call_ex(self, cg, cont, stack) -> tuple:
+        below, inputs = _inputs(cont.inst, stack)
+        call = f"{self._callee(cg, cont, stack)}(*{inputs['callargs']}"
+        call += f", **{inputs['kwargs']})" if inputs["kwargs"] is not None else ")"
+        after = below + _pushed(cont.next, below)
+        return [f"___res = {call}"], [self._resume_call(cg, cont.next.offset, after, cont.next.live)]
 
-    def _jump(self, cg, bp, stack, names, local_exprs) -> list:
-        test = _JUMPS[bp.inst.opname].format(stack[-1])
-        rest = stack[:-1]
-        return [f"___jump = {test}"], [
+    def _jump(self, cg, cont, stack) -> tuple:
+        below, inputs = _inputs(cont.inst, stack)
+        (tested,) = inputs.values()
+        return [f"___jump = {_JUMPS[cont.inst.opname].format(tested)}"], [
             "if ___jump:",
-            "    " + self._resume_call(cg, bp.inst.argval, rest, names, local_exprs),
-            self._resume_call(cg, self._next_offset(bp.inst), rest, names, local_exprs)]
+            "    " + self._resume_call(cg, cont.jump.offset, below, cont.jump.live),
+            self._resume_call(cg, cont.next.offset, below, cont.next.live)]
 
-    def _for_iter(self, cg, bp, stack, names, local_exprs) -> list:
+    def _for_iter(self, cg, cont, stack) -> tuple:
         sentinel = cg.constant_object(_SENTINEL, "exhausted")
-        insts, index_of = instructions_of(self.code)
-        end_for = insts[index_of[bp.inst.argval]]
-        after_loop = insts[index_of[end_for.offset] + 1].offset
-        return [f"___item = next({stack[-1]}, {sentinel})"], [
+        below, inputs = _inputs(cont.inst, stack)
+        iterator = inputs["iter"]
+        return [f"___item = next({iterator}, {sentinel})"], [
             f"if ___item is {sentinel}:",
-            "    " + self._resume_call(cg, after_loop, stack[:-1], names, local_exprs),
-            self._resume_call(cg, self._next_offset(bp.inst), stack + ["___item"], names, local_exprs)]
+            "    " + self._resume_call(cg, cont.jump.offset, below, cont.jump.live),
+            self._resume_call(cg, cont.next.offset, below + [iterator, "___item"], cont.next.live)]

@@ -214,7 +214,6 @@ class FrameCache:
         pinned: dict = {}
         batched = batch_module_guards(captured.guards, read, pinned)
         owners = pinned.pop(None, [])
-        recorded = len(captured.guards)
         steps = None
         if captured.break_point is not None:
             if self.options.fullgraph:
@@ -234,8 +233,7 @@ class FrameCache:
             events.emit("graphs", f"graph of {self.where()} with {captured.op_count} ops:\n{captured.gm.code}",
                 key=("graph", next(_GRAPH_NUMBERS)), code=self.code, gm=captured.gm, op_count=captured.op_count,
                 guards=captured.guards)
-        # codegen may rely on more facts (a callee module's hooks): they were recorded after the batching
-        guard_fn = self._guards(batched + captured.guards[recorded:], live[0])
+        guard_fn = self._guards(batched, live[0])
         _release_with(owners, run)
         entry = Entry(guard_fn.check, run, guard_fn, native=False, gm=captured.gm, op_count=captured.op_count,
                       break_reason=captured.break_point.reason if captured.break_point else None,

@@ -23,6 +23,7 @@ from jitcore.runtime.monitor import Monitor, frame_function
 from jitcore.runtime.prologue import build_prologue_code
 from jitcore.marks import is_disabled
 from jitcore.runtime.registry import REGISTRY
+from jitcore.runtime import resume_fns
 
 __all__ = ["compiled_function", "Interceptor", "INTERCEPTOR", "ALL_CACHES"]
 
@@ -58,6 +59,9 @@ def compiled_function(fn, options):
     new.__defaults__, new.__kwdefaults__ = cache.dispatcher.copy_defaults()
     new._jitcore_cache = cache
     return new
+
+
+resume_fns.use_makers(new_cache, compiled_function)
 
 
 class _ThreadBlocks(threading.local):

@@ -2,7 +2,11 @@
 
 A resume function is made once per (original code, target offset, stack layout, live names, options): its code is
 codegen.resume's, with a dispatch prologue and a cache of its own, so it is captured on its first call. A frame
-with free variables gets a maker that binds the running closure's cells per call.
+with free variables gets a maker that binds the running closure's cells per call. The caches hold each original
+code and each callee weakly; `clear()` empties them (jitcore.reset()).
+Resume functions need caches and callees compiled copies, which runtime/install.py makes: it builds on cache.py,
+which reaches this module through the break wiring, so install registers its makers here (`use_makers`) instead
+of this module importing it back.
 """
 from __future__ import annotations
 
@@ -10,12 +14,34 @@ import dis
 import types
 import weakref
 
+from jitcore.capture.code_cache import CodeCache
 from jitcore.codegen.resume import resume_code
+from jitcore.runtime.prologue import build_prologue_code
 
-__all__ = ["resume_function", "step_function", "compiled_callee", "clear"]
+__all__ = ["resume_function", "step_function", "compiled_callee", "use_makers", "clear"]
 
-_RESUMES: dict = {}
+#: original code -> {(target, kinds, names, options): resume function or maker}
+_RESUMES = CodeCache()
+#: original code -> {(target, kinds, names, tails): step function}
+_STEPS = CodeCache()
+#: function -> {options: its compiled copy}
 _CALLEES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+class _Makers:
+    """install.py's `new_cache(code, fn_globals, options)` and `compiled_function(fn, options)`."""
+
+    new_cache = None
+    compiled_function = None
+
+
+_MAKERS = _Makers()
+
+
+def use_makers(new_cache, compiled_function) -> None:
+    """Called once by runtime/install.py: how a resume function gets its cache and a callee its compiled copy."""
+    _MAKERS.new_cache = new_cache
+    _MAKERS.compiled_function = compiled_function
 
 
 def _line_of(code, offset: int) -> int:
@@ -29,15 +55,14 @@ def _line_of(code, offset: int) -> int:
 
 
 def resume_function(original, fn_globals, target: int, kinds: tuple, names: tuple, options):
-    from jitcore.runtime.install import new_cache
-    from jitcore.runtime.prologue import build_prologue_code
-    key = (original, target, kinds, names, options)
-    found = _RESUMES.get(key)
+    per_code = _RESUMES.setdefault(original, {})
+    key = (target, kinds, names, options)
+    found = per_code.get(key)
     if found is not None:
         return found
     label = f"jitcore_resume_in_{original.co_name}_at_{_line_of(original, target)}"
     code = resume_code(original, target, kinds, names, label)
-    cache = new_cache(code, fn_globals, options)
+    cache = _MAKERS.new_cache(code, fn_globals, options)
     prologue = build_prologue_code(code, cache.dispatch)
     if original.co_freevars:
         def make(cells, _code=prologue, _globals=fn_globals, _label=label):
@@ -45,34 +70,35 @@ def resume_function(original, fn_globals, target: int, kinds: tuple, names: tupl
         found = make
     else:
         found = types.FunctionType(prologue, fn_globals, label)
-    _RESUMES[key] = found
+    per_code[key] = found
     return found
 
 
 def step_function(original, fn_globals, target: int, kinds: tuple, names: tuple, tails: dict):
     """A plain function running the instruction at `target` of `original` inside its try/with regions, then
-    returning `tails[successor](...)`: the resume function of wherever the instruction went."""
-    key = ("step", original, target, kinds, names, tuple(sorted((o, id(c)) for o, (_, c) in tails.items())))
-    found = _RESUMES.get(key)
+    returning `tails[successor][2](...)`: the resume function of wherever the instruction went."""
+    per_code = _STEPS.setdefault(original, {})
+    key = (target, kinds, names, tuple(sorted((o, k, n, id(c)) for o, (k, n, c) in tails.items())))
+    found = per_code.get(key)
     if found is None:
         label = f"jitcore_step_in_{original.co_name}_at_{_line_of(original, target)}"
         code = resume_code(original, target, kinds, names, label, tails)
-        found = _RESUMES[key] = types.FunctionType(code, fn_globals, label)
+        found = per_code[key] = types.FunctionType(code, fn_globals, label)
     return found
 
 
 def compiled_callee(fn, options):
     """fn's compiled copy for these options, so a callee that a break runs natively gets graphs of its own."""
-    from jitcore.runtime.install import compiled_function
     per_fn = _CALLEES.get(fn)
     if per_fn is None:
         per_fn = _CALLEES[fn] = {}
     compiled = per_fn.get(options)
     if compiled is None:
-        compiled = per_fn[options] = compiled_function(fn, options)
+        compiled = per_fn[options] = _MAKERS.compiled_function(fn, options)
     return compiled
 
 
 def clear() -> None:
     _RESUMES.clear()
+    _STEPS.clear()
     _CALLEES.clear()

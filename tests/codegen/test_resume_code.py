@@ -54,7 +54,7 @@ def test_resume_function_code_never_has_unknown_depths():
             compiled(torch.ones(2))
         except IndexError:
             pass
-    codes = [fn.__code__ for key, fn in _RESUMES.items() if key[0] is f.__code__]
+    codes = [fn.__code__ for fn in _RESUMES.get(f.__code__, {}).values()]
     assert codes
     for code in codes:
         assert all(depth < 1000 for depth, _ in _depths(code)), _depths(code)

@@ -66,6 +66,18 @@ class Signature:
     def pushes(self, oparg) -> int:
         return sum(item.size(oparg) for item in self.outputs)
 
+    def take(self, stack, oparg) -> tuple:
+        """(what stays below the inputs, {input name: its item, a list for an array input, None when absent})
+        for a stack (bottom first) the instruction is about to run on; the stack itself is not changed."""
+        depth = len(stack) - self.pops(oparg)
+        inputs, position = {}, depth
+        for item in self.inputs:
+            n = item.size(oparg)
+            chunk = list(stack[position:position + n])
+            inputs[item.name] = chunk if item.count is not None else (chunk[0] if chunk else None)
+            position += n
+        return list(stack[:depth]), inputs
+
 
 @dataclasses.dataclass(frozen=True)
 class Handler:

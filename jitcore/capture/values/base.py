@@ -113,6 +113,12 @@ class Value:
             return codegen.constant_object(identity(), "obj")
         raise GraphBreak("unsupported_output", f"rebuilding a {self.kind_name} made inside the function")
 
+    def compiled_callee(self, state, compilable):
+        """A graph break runs a call to this value natively: (function, receiver value or None) when the call may
+        run the function's compiled copy instead (bound to the receiver), or None to call the value itself.
+        `compilable(fn)` says whether fn has a compiled copy; a kind guards here whatever the swap relies on."""
+        return None
+
     def __repr__(self):
         return f"{type(self).__name__}({self.source.user_name if self.source else ''})"
 

@@ -53,6 +53,9 @@ class UserFunctionValue(KnownObjectValue):
     def call(self, state, args, kwargs):
         return state.inline_call(self.fn, args, kwargs, fn_source=self.source)
 
+    def compiled_callee(self, state, compilable):
+        return (self.fn, None) if compilable(self.fn) else None
+
 
 class NestedFunctionValue(Value):
     """A function made by MAKE_FUNCTION inside the captured code: code, defaults and closure cells as values."""
@@ -125,6 +128,9 @@ class UserMethodValue(Value):
 
     def call(self, state, args, kwargs):
         return state.inline_call(self.fn, [self.self_value, *args], kwargs)
+
+    def compiled_callee(self, state, compilable):
+        return (self.fn, self.self_value) if compilable(self.fn) else None
 
     def children(self):
         return [self.self_value]

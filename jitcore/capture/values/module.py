@@ -5,6 +5,8 @@ guarded on its own source. Parameters, buffers and submodules are read from the 
 """
 from __future__ import annotations
 
+import types
+
 import torch
 from torch.nn.modules import module as _module_impl
 
@@ -165,6 +167,21 @@ class ModuleValue(Value):
             if getattr(_module_impl, name, None):
                 raise GraphBreak("hooks", "global module hooks are registered")
         ctx.guard_global_module_hooks()
+
+    def compiled_callee(self, state, compilable):
+        """The compiled copy of the class's forward may run in place of a call a break runs natively, while the
+        module has no hooks (guarded, as for an inlined forward) and no forward of its own."""
+        forward = getattr(type(self.module), "forward", None)
+        if self.source is None or self._hooked() or not isinstance(forward, types.FunctionType) \
+                or not compilable(forward) or "forward" in self.module.__dict__:
+            return None
+        self.guard_no_hooks(state.ctx)
+        return forward, self
+
+    def _hooked(self) -> bool:
+        d = self.module.__dict__
+        return any(d.get(name) for name in _HOOK_DICTS) or any(getattr(_module_impl, name, None)
+                                                               for name in _GLOBAL_HOOKS)
 
     # -- containers (Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict) ------------------------
     def _table(self) -> str:

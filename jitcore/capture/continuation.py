@@ -1,0 +1,193 @@
+"""What capture hands codegen at a graph break: a `Continuation` of the root frame.
+
+`continuation_at(state, inst, reason)` describes the frame stopped before `inst`: its stack (values and their
+NULL/value kinds), the locals live there, how control leaves `inst` (each successor's offset, stack kinds and live
+locals, from the handler's declared stack signature and capture/liveness.py), the with-blocks a step written
+outside the frame must close, and for a call, whether its callee runs as a compiled copy. Every decision that needs
+a guard is made and guarded here, while capture is still open: codegen adds none.
+Offsets are the captured code's. A resume code's body is its original's, so its liveness is the original's too.
+"""
+from __future__ import annotations
+
+import dataclasses
+import dis
+import inspect
+
+from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.interpreter import instructions_of
+from jitcore.capture.liveness import JUMPS, falls_through, live_locals
+from jitcore.capture.opcodes import HANDLERS
+from jitcore.capture.values.base import NullValue
+from jitcore.marks import is_disabled
+
+__all__ = ["Continuation", "Successor", "NativeCallee", "continuation_at"]
+
+#: stack kinds of declared outputs that are not plain values. The names follow bytecodes.c: LOAD_GLOBAL's `null`
+#: is always NULL; the `method` slot of LOAD_ATTR/LOAD_SUPER_ATTR is NULL unless the attribute is a method, which
+#: only the running code knows ("unknown": such a stack cannot be packed into a tuple)
+_OUTPUT_KINDS = {"null": "null", "method": "unknown"}
+
+#: a call instruction's inputs that may hold the called object, first non-NULL wins (CALL: a method-form load
+#: leaves the function in `method` and self in `callable`)
+_CALLED = {"CALL": ("method", "callable"), "CALL_FUNCTION_EX": ("func",)}
+
+_NATIVE_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE \
+    | inspect.CO_ASYNC_GENERATOR
+
+
+@dataclasses.dataclass(frozen=True)
+class Successor:
+    """Where control goes once the breaking instruction ran: `offset` (of the captured code), the stack kinds
+    there ("value", "null" or "unknown", bottom first), and the bound locals live there."""
+    offset: int
+    kinds: tuple
+    live: frozenset
+
+
+@dataclasses.dataclass(frozen=True)
+class NativeCallee:
+    """The callee of a call that the entry runs itself: the value at stack slot `slot`, or in its place the
+    compiled copy of `fn` (when set), bound to the `receiver` value (when set)."""
+    slot: int
+    fn: object = None
+    receiver: object = None
+
+
+@dataclasses.dataclass
+class Continuation:
+    """The root frame stopped before `inst` (which has not run).
+
+    `start` is where to resume to run `inst` again (a CALL's KW_NAMES and the CALL are one unit, DESIGN §4).
+    `locals` holds the bound locals live at `start`, the only ones rebuilt. `next` / `jump`: the fall-through and
+    jump successors (None where there is none). `exits`: the stack slots of the with-blocks' `__exit__` around
+    `inst` (innermost last) when the instruction may run outside the frame, closing them itself on an exception;
+    None inside a try block or a with-block jitcore cannot rebuild. `callee`: for a call that may run outside
+    the frame, what it calls.
+    """
+    reason: GraphBreak
+    inst: object
+    start: int
+    stack: list
+    kinds: tuple
+    locals: dict
+    kw_names: tuple
+    next: Successor | None
+    jump: Successor | None
+    exits: tuple | None
+    callee: NativeCallee | None
+
+
+def continuation_at(state, inst, reason: GraphBreak) -> Continuation:
+    """The continuation of the root frame `state`, stopped before `inst` because of `reason`."""
+    code = state.code
+    stack = list(state.stack)
+    kinds = tuple("null" if isinstance(value, NullValue) else "value" for value in stack)
+    start = _start_of(code, inst)
+    live = live_locals(code, start)
+    bound = {name: value for name, value in state.locals.items() if name in live}
+    successors = _successors(code, inst, kinds, bound) if inst.opname in HANDLERS else (None, None)
+    exits = _with_exits(code, inst.offset, stack)
+    callee = None
+    if exits is not None and inst.opname in _CALLED:
+        callee = _native_callee(state, inst, stack)
+    return Continuation(reason, inst, start, stack, kinds, bound, state.kw_names, *successors, exits, callee)
+
+
+def _start_of(code, inst) -> int:
+    insts, index_of = instructions_of(code)
+    index = index_of[inst.offset]
+    if inst.opname == "CALL" and index and insts[index - 1].opname == "KW_NAMES":
+        return insts[index - 1].offset
+    return inst.offset
+
+
+def _successors(code, inst, kinds: tuple, bound: dict) -> tuple:
+    """(fall-through, jump) successors of `inst` run on a stack of `kinds`; None where control cannot go."""
+    handler = HANDLERS[inst.opname]
+    insts, index_of = instructions_of(code)
+    index = index_of[inst.offset]
+    fall = jump = None
+    if falls_through(inst) and index + 1 < len(insts):
+        fall = _successor(code, insts[index + 1].offset, _after(handler.signature, inst.arg, kinds), bound)
+    if inst.opcode in JUMPS:
+        target = insts[index_of[inst.argval]]
+        after = _after(handler.jump_signature or handler.signature, inst.arg, kinds)
+        if target.opname == "END_FOR":
+            # an exhausted FOR_ITER jumps past the END_FOR it names (3.12 bytecodes.c: JUMPBY(oparg + 1)); dis
+            # counts that END_FOR's pops as part of the jump
+            after = _after(HANDLERS["END_FOR"].signature, None, after)
+            target = insts[index_of[target.offset] + 1]
+        jump = _successor(code, target.offset, after, bound)
+    return fall, jump
+
+
+def _successor(code, offset: int, kinds: tuple, bound: dict) -> Successor:
+    return Successor(offset, kinds, frozenset(live_locals(code, offset) & bound.keys()))
+
+
+def _after(signature, oparg, kinds: tuple) -> tuple:
+    """The stack kinds after an instruction of this declared signature runs on a stack of `kinds`: an output
+    named like an input (COPY's `bottom`, FOR_ITER's `iter`, the `unused` slots of a peek) is that input again."""
+    below, inputs = signature.take(kinds, oparg)
+    out = list(below)
+    for item in signature.outputs:
+        n = item.size(oparg)
+        same = inputs.get(item.name)
+        if same is not None and (len(same) == n if isinstance(same, list) else n == 1):
+            out.extend(same if isinstance(same, list) else [same])
+        else:
+            out.extend([_OUTPUT_KINDS.get(item.name, "value")] * n)
+    return tuple(out)
+
+
+def _covering(table, offset: int):
+    for entry in table:
+        if entry.start <= offset < entry.end:
+            return entry
+    return None
+
+
+def _with_levels(code, offset: int):
+    """How many with-blocks enclose `offset`, or None when a try/except/finally encloses it (or the structure is
+    not the one CPython 3.12 emits for with-blocks: a handler starting PUSH_EXC_INFO, WITH_EXCEPT_START whose
+    cleanup handler is itself covered only by enclosing with-blocks' handlers)."""
+    table = dis._parse_exception_table(code)
+    insts, index_of = instructions_of(code)
+    levels = 0
+    entry = _covering(table, offset)
+    while entry is not None:
+        index = index_of.get(entry.target)
+        if index is None or index + 1 >= len(insts) or insts[index].opname != "PUSH_EXC_INFO" \
+                or insts[index + 1].opname != "WITH_EXCEPT_START":
+            return None
+        levels += 1
+        cleanup = _covering(table, entry.target)
+        if cleanup is None:
+            return None
+        entry = _covering(table, cleanup.target)
+    return levels
+
+
+def _with_exits(code, offset: int, stack: list):
+    """The stack slots of the enclosing with-blocks' `__exit__`, when each can be rebuilt; else None."""
+    levels = _with_levels(code, offset)
+    if levels is None:
+        return None
+    exits = tuple(slot for slot, value in enumerate(stack)
+                  if getattr(getattr(value, "region", None), "reconstruct_exit", None))
+    return exits if len(exits) == levels else None
+
+
+def _native_callee(state, inst, stack: list) -> NativeCallee:
+    _, inputs = HANDLERS[inst.opname].signature.take(list(range(len(stack))), inst.arg)
+    slot = next(inputs[name] for name in _CALLED[inst.opname] if not isinstance(stack[inputs[name]], NullValue))
+    found = stack[slot].compiled_callee(state, _has_compiled_copy)
+    if found is None:
+        return NativeCallee(slot)
+    fn, receiver = found
+    return NativeCallee(slot, fn, receiver)
+
+
+def _has_compiled_copy(fn) -> bool:
+    """A callee worth a compiled copy: a plain Python function (generators and coroutines run natively)."""
+    return not is_disabled(fn) and not fn.__code__.co_flags & _NATIVE_FLAGS
