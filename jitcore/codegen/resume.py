@@ -9,11 +9,13 @@ depth 32768 into the exception table, so the original depths are copied back and
 recomputed; `LOAD_FAST` of an unset local crashes 3.12, so every load becomes `LOAD_FAST_CHECK`; the original
 RESUME/MAKE_CELL/COPY_FREE_VARS become NOPs. `OFFSETS` maps a resume code's instruction offsets back to the
 original's, so a break inside a resume function resumes the *original* code again (one cache per target); it
-holds each resume code weakly, and `clear()` empties it.
+holds resume codes and originals weakly (resume functions live in a cache keyed by their original: a strong
+reference back would keep both alive for good), and `clear()` empties it.
 """
 from __future__ import annotations
 
 import dis
+import weakref
 
 from bytecode import Bytecode, Instr, Label, TryBegin, TryEnd, CompilerFlags
 
@@ -23,7 +25,7 @@ __all__ = ["resume_code", "resume_origin", "real_offset", "clear"]
 
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
-#: resume code -> (original code, {resume offset: original offset})
+#: resume code -> (weak reference to the original code, {resume offset: original offset})
 OFFSETS = CodeCache()
 
 
@@ -98,8 +100,10 @@ def real_offset(code, offset: int) -> int:
 
 
 def resume_origin(code):
-    """(original code, offset map) for a resume code, or (code, None) for an original one."""
-    return OFFSETS.get(code, (code, None))
+    """(original code, offset map) for a resume code, or (code, None) for an original one (or an orphan)."""
+    found = OFFSETS.get(code)
+    original = found[0]() if found is not None else None
+    return (code, None) if original is None else (original, found[1])
 
 
 def clear() -> None:
@@ -207,5 +211,5 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, label: str, tails
     new = out.to_code(stacksize=max(code.co_stacksize, needed), compute_exception_stack_depths=False)
 
     new_real = _real(new)[len(prologue):]
-    OFFSETS[new] = (code, {r.offset: o.offset for r, o in zip(new_real, real)})
+    OFFSETS[new] = (weakref.ref(code), {r.offset: o.offset for r, o in zip(new_real, real)})
     return new

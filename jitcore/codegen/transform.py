@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import keyword
 import math
+import operator
+import sys
 
 from jitcore.capture.values.base import Value
 
@@ -53,7 +55,6 @@ class EntryCodegen:
         return "___cells"
 
     def module_globals(self, module: str) -> str:
-        import sys
         return self.constant_object(vars(sys.modules[module]), f"mod_{module}")
 
     # -- constants --------------------------------------------------------------------------------------------
@@ -158,7 +159,6 @@ def _graph_is_pure(gm) -> bool:
     """No node of the graph mutates a tensor in place (so running the frame again natively repeats nothing)."""
     if gm is None:
         return True
-    import operator
     for node in gm.graph.nodes:
         target = node.target
         name = target if isinstance(target, str) else getattr(target, "__name__", "")
