@@ -115,9 +115,9 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, label: str, tails
     the locals it receives after the stack (the live ones: any other is unbound, and read with LOAD_FAST_CHECK).
 
     `tails` makes a *step code* instead: {offset: (kinds there, live names there, callable)}. Before each of those
-    offsets the code packs its stack and those locals and returns `callable(stack_tuple, *locals)`, outside every exception region
-    (DESIGN §4: an exception from the callee must not run this code's handlers a second time). A step code runs
-    just the instruction at `target` inside its original try/with regions, then hands over.
+    offsets the code packs its stack and those locals and returns `callable(stack_tuple, *locals)`, outside every
+    exception region (DESIGN §4: an exception from the callee must not run this code's handlers a second time). A
+    step code runs just the instruction at `target` inside its original try/with regions, then hands over.
     """
     target = real_offset(code, target)
     src = Bytecode.from_code(code)
