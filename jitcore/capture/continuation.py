@@ -89,7 +89,7 @@ def continuation_at(state, inst, reason: GraphBreak) -> Continuation:
     exits = _with_exits(code, inst.offset, stack)
     callee = None
     if exits is not None and inst.opname in _CALLED:
-        callee = _native_callee(state, inst, stack)
+        callee = _native_callee(state, inst, stack, reason)
     return Continuation(reason, inst, start, stack, kinds, bound, state.kw_names, *successors, exits, callee)
 
 
@@ -178,9 +178,13 @@ def _with_exits(code, offset: int, stack: list):
     return exits if len(exits) == levels else None
 
 
-def _native_callee(state, inst, stack: list) -> NativeCallee:
+def _native_callee(state, inst, stack: list, reason: GraphBreak) -> NativeCallee:
     _, inputs = HANDLERS[inst.opname].signature.take(list(range(len(stack))), inst.arg)
     slot = next(inputs[name] for name in _CALLED[inst.opname] if not isinstance(stack[inputs[name]], NullValue))
+    if reason.kind == "recursion_limit":
+        # the call went too deep to trace: a compiled copy would trace as deep again and add frames per level
+        # (a recursion 400 calls deep would exhaust Python's stack), so the callee runs as it is
+        return NativeCallee(slot)
     found = stack[slot].compiled_callee(state, _has_compiled_copy)
     if found is None:
         return NativeCallee(slot)

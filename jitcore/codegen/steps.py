@@ -225,7 +225,7 @@ class BreakSteps:
     def _for_iter(self, cg, cont, stack) -> tuple:
         sentinel = cg.constant_object(_SENTINEL, "exhausted")
         below, inputs = _inputs(cont.inst, stack)
-        iterator = inputs["iter"]
+        (iterator,) = inputs.values()
         return [f"___item = next({iterator}, {sentinel})"], [
             f"if ___item is {sentinel}:",
             "    " + self._resume_call(cg, cont.jump.offset, below, cont.jump.live),
