@@ -2,11 +2,12 @@
 
 A backend is `backend(gm, example_inputs, **options) -> compiled`, as for torch.compile; `compiled(*inputs)` returns
 what `gm(*inputs)` returns. Built in: eager, aot_eager, inductor, cudagraphs. Imports neither jitcore nor guards,
-and no torch until a backend compiles. Entry points: `lookup`, `register_backend`, `list`.
+and no torch until a backend compiles. Entry points: `lookup`, `register_backend`, `list`, `tags_of`.
 """
 
 from . import aot, cudagraphs, eager, inductor  # noqa: F401  (importing them registers the built-ins)
 from .registry import (
+    AOT_AUTOGRAD,
     ENTRY_POINT_GROUP,
     BackendError,
     EntryPointFailure,
@@ -14,10 +15,12 @@ from .registry import (
     entry_point_errors,
     lookup,
     register_backend,
+    tags_of,
 )
 from .registry import list_names as list  # noqa: A004  (the public name is backends.list, as DESIGN.md §6 has it)
 
 __all__ = [
+    "AOT_AUTOGRAD",
     "ENTRY_POINT_GROUP",
     "BackendError",
     "EntryPointFailure",
@@ -26,4 +29,5 @@ __all__ = [
     "list",
     "lookup",
     "register_backend",
+    "tags_of",
 ]

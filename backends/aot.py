@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .registry import _builtin
+from .registry import AOT_AUTOGRAD, _builtin
 
 if TYPE_CHECKING:
     import torch.fx
@@ -103,7 +103,7 @@ def _run_eagerly(graph: torch.fx.GraphModule, example_inputs: list[Any]) -> Boxe
     return make_boxed_func(graph.forward)
 
 
-@_builtin("aot_eager", tags=("debug",))
+@_builtin("aot_eager", tags=("debug", AOT_AUTOGRAD))
 def aot_eager(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
     """AOTAutograd with no compiler: tests the forward/backward split and functionalization, not code generation.
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .aot import BoxedCallable, compile_with_aot
-from .registry import BackendError, _builtin
+from .registry import AOT_AUTOGRAD, BackendError, _builtin
 
 if TYPE_CHECKING:
     import torch
@@ -24,7 +24,7 @@ __all__ = ["cudagraphs"]
 _WARMUP_RUNS = 2
 
 
-@_builtin("cudagraphs")
+@_builtin("cudagraphs", tags=(AOT_AUTOGRAD,))
 def cudagraphs(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
     """Compile `gm` so that its forward (and, in training, backward) graphs replay as CUDA graphs.
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .aot import sequence_output
-from .registry import BackendError, _builtin
+from .registry import AOT_AUTOGRAD, BackendError, _builtin
 
 if TYPE_CHECKING:
     import torch.fx
@@ -89,7 +89,7 @@ def _check_options(mode: str = "default", options: Mapping[str, Any] | None = No
     config_patches(mode, options)
 
 
-@_builtin("inductor", check_options=_check_options)
+@_builtin("inductor", tags=(AOT_AUTOGRAD,), check_options=_check_options)
 def inductor(
     gm: torch.fx.GraphModule,
     example_inputs: Sequence[Any],

@@ -1,6 +1,6 @@
 """The backend registry: names bound to backends, from this process or from other packages' entry points.
 
-Owns `register_backend`, `lookup`, `list_names` and `entry_point_errors`; imports neither jitcore nor guards, and
+Owns `register_backend`, `lookup`, `list_names`, `tags_of` and `entry_point_errors`; imports neither jitcore nor guards, and
 no torch at all, so that `import backends` stays cheap. Other packages add backends through the entry-point group
 `jitcore_backends` (see Note [Entry-point backends]).
 """
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from importlib import metadata
 
 __all__ = [
+    "AOT_AUTOGRAD",
     "ENTRY_POINT_GROUP",
     "BackendError",
     "EntryPointFailure",
@@ -28,10 +29,15 @@ __all__ = [
     "list_names",
     "lookup",
     "register_backend",
+    "tags_of",
 ]
 
 #: The entry-point group other distributions declare their backends in (`name = "module:function"`).
 ENTRY_POINT_GROUP = "jitcore_backends"
+
+#: The tag of a backend that runs AOTAutograd: a front end may mark the graph's parameters and buffers as static
+#: inputs for it (as Dynamo does), which AOTAutograd, Inductor and CUDA graphs read.
+AOT_AUTOGRAD = "aot_autograd"
 
 #: Backend names: letters, digits, '_', '-' and '.'; no spaces, so that a name reads the same in every message.
 _NAME_PATTERN = re.compile(r"[A-Za-z0-9_.\-]+")
@@ -180,6 +186,15 @@ class _Registry:
         excluded = set(exclude_tags)
         return sorted(name for name, backend in self._backends.items() if excluded.isdisjoint(backend.tags))
 
+    def tags_of(self, backend: str | Callable[..., Any]) -> tuple[str, ...]:
+        self._ensure_ready()
+        if isinstance(backend, str):
+            row = self._backends.get(backend)
+            return row.tags if row is not None else ()
+        while isinstance(backend, functools.partial):  # what lookup returns for a name given options
+            backend = backend.func
+        return next((row.tags for row in list(self._backends.values()) if row.fn is backend), ())
+
     def failures(self) -> list[EntryPointFailure]:
         self._ensure_ready()
         return list(self._failures)
@@ -218,7 +233,8 @@ def register_backend(
         name: the name `lookup` will find it by: letters, digits, '_', '-' or '.'.
         fn: a callable `fn(gm, example_inputs, **options) -> compiled`, where `compiled(*inputs)` returns what
             `gm(*inputs)` returns. Its keyword parameters after the first two are the options `lookup` accepts.
-        tags: labels such as "debug", which `list_names(exclude_tags=...)` can leave out.
+        tags: labels such as "debug", which `list_names(exclude_tags=...)` can leave out, and traits a front end
+            reads through `tags_of`: `AOT_AUTOGRAD` ("aot_autograd") says the backend runs AOTAutograd.
         check_options: called as `check_options(**options)` by `lookup` when options are given; it raises
             BackendError for a bad value, so that mistakes show at lookup time and not at the first compile.
         replace: rebind a name that is already bound (a built-in, an entry point or an earlier registration).
@@ -342,6 +358,17 @@ def list_names(*, exclude_tags: Iterable[str] = ()) -> list[str]:
     Backends carrying one of `exclude_tags` are left out (`exclude_tags=("debug",)` hides eager and aot_eager).
     """
     return _registry.names(exclude_tags)
+
+
+def tags_of(backend: str | Callable[..., Any]) -> tuple[str, ...]:
+    """The tags of a registered backend, given its name or the callable `lookup` returned for it (options bound
+    or not); () for a name nobody registered, an entry point not loaded yet, or a callable of no registration.
+
+    Example:
+        >>> AOT_AUTOGRAD in tags_of(lookup("inductor", mode="reduce-overhead"))
+        True
+    """
+    return _registry.tags_of(backend)
 
 
 def entry_point_errors() -> list[EntryPointFailure]:

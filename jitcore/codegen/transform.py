@@ -13,7 +13,7 @@ import sys
 
 from jitcore.capture.values.base import Value
 
-__all__ = ["EntryCodegen", "build_entry", "safe_names"]
+__all__ = ["EntryCodegen", "build_entry", "graph_is_pure", "safe_names"]
 
 _LITERAL_TYPES = (int, bool, str, bytes, type(None))
 
@@ -130,7 +130,7 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
     replay = captured.ctx.side_effects.emit(cg) if captured.ctx.side_effects else []
     if captured.break_point is None:
         rebuild = cg.load(captured.result)
-        if on_fault is not None and not replay and _graph_is_pure(captured.gm):
+        if on_fault is not None and not replay and graph_is_pure(captured.gm):
             # rebuilding the result is jitcore's work: a fault there runs the frame natively instead, which is
             # safe because nothing observable has happened yet (the graph mutates no input)
             cg.namespace["___on_fault"] = on_fault
@@ -155,7 +155,7 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
     return entry
 
 
-def _graph_is_pure(gm) -> bool:
+def graph_is_pure(gm) -> bool:
     """No node of the graph mutates a tensor in place (so running the frame again natively repeats nothing)."""
     if gm is None:
         return True

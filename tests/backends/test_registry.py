@@ -168,6 +168,26 @@ def test_list_leaves_out_excluded_tags():
     assert backends.list(exclude_tags=("debug",)) == ["cudagraphs", "inductor"]
 
 
+# Tags
+
+
+def test_the_aot_autograd_backends_are_tagged_so():
+    assert [name for name in BUILTINS if backends.AOT_AUTOGRAD in backends.tags_of(name)] == [
+        "aot_eager", "cudagraphs", "inductor"]
+
+
+def test_tags_of_a_looked_up_callable_are_its_registrations_with_or_without_options():
+    register_backend("mine", with_options, tags=("experimental",))
+    assert backends.tags_of(lookup("mine")) == ("experimental",)
+    assert backends.tags_of(lookup("mine", level=2)) == ("experimental",)
+    assert backends.AOT_AUTOGRAD in backends.tags_of(lookup("aot_eager"))
+
+
+def test_tags_of_what_nobody_registered_are_empty():
+    assert backends.tags_of("no_such_backend") == ()
+    assert backends.tags_of(run_graph) == ()
+
+
 # Import cost
 
 

@@ -45,6 +45,23 @@ def test_fullgraph_print_raises_graph_break_error_at_print_line():
     _assert_location(error, f, 'print("inside")')
 
 
+def test_fullgraph_break_raises_before_the_backend_compiles_the_graph_before_it():
+    compiled_graphs = []
+
+    def backend(gm, example_inputs):
+        compiled_graphs.append(gm)
+        return gm.forward
+
+    def f(x):
+        y = x + 1
+        print("inside")
+        return y
+
+    with pytest.raises(jit.GraphBreakError):
+        jit.compile(f, backend=backend, fullgraph=True)(randn(3, seed=1))
+    assert compiled_graphs == []
+
+
 def test_fullgraph_print_error_names_the_reason():
     def f(x):
         y = x + 1

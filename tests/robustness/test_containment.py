@@ -31,14 +31,22 @@ def _check_contained(stage_word, counting):
 
 
 def test_fault_in_capture_is_contained(monkeypatch, counting):
-    import jitcore.runtime.cache as cache
+    import jitcore.runtime.pipeline as pipeline
 
-    def broken(*args, **kwargs):
-        raise RuntimeError("injected capture fault")
-
-    monkeypatch.setattr(cache, "capture_frame", lambda *a, **k: (_ for _ in ()).throw(
-        cache.CaptureInternalError("injected capture fault")))
+    monkeypatch.setattr(pipeline, "capture_frame", lambda *a, **k: (_ for _ in ()).throw(
+        pipeline.CaptureInternalError("injected capture fault")))
     _check_contained("capture", counting)
+
+
+def test_fault_in_graph_module_construction_is_contained(monkeypatch, counting):
+    import torch.fx
+
+    class Broken(torch.fx.GraphModule):
+        def __init__(self, *args, **kwargs):
+            raise RuntimeError("injected graph module fault")
+
+    monkeypatch.setattr(torch.fx, "GraphModule", Broken)
+    _check_contained("graph module", counting)
 
 
 def test_fault_in_guard_building_is_contained(monkeypatch, counting):
@@ -48,12 +56,12 @@ def test_fault_in_guard_building_is_contained(monkeypatch, counting):
 
 
 def test_fault_in_codegen_is_contained(monkeypatch, counting):
-    import jitcore.runtime.cache as cache
+    import jitcore.runtime.pipeline as pipeline
 
     def broken(*args, **kwargs):
         raise ValueError("injected codegen fault")
 
-    monkeypatch.setattr(cache, "build_entry", broken)
+    monkeypatch.setattr(pipeline, "build_entry", broken)
     _check_contained("codegen", counting)
 
 
@@ -98,10 +106,10 @@ def test_fault_in_guard_evaluation_is_a_miss_not_an_error(counting):
 
 
 def test_fault_in_strict_mode_is_raised_with_the_stage(monkeypatch):
-    import jitcore.runtime.cache as cache
+    import jitcore.runtime.pipeline as pipeline
     from jitcore.config import config
     monkeypatch.setattr(config, "strict", True)
-    monkeypatch.setattr(cache, "build_entry", lambda *a, **k: (_ for _ in ()).throw(ValueError("injected")))
+    monkeypatch.setattr(pipeline, "build_entry", lambda *a, **k: (_ for _ in ()).throw(ValueError("injected")))
     with pytest.raises(jit.InternalError, match="codegen of _f"):
         jit.compile(_f, backend="eager")(*_args())
 
@@ -130,3 +138,61 @@ def test_fault_while_rebuilding_the_result_runs_natively_once_reported(monkeypat
         torch.testing.assert_close(compiled(x, y), _f(x, y))
     messages = _fallbacks()
     assert len(messages) == 1 and "rebuilding the result of _f" in messages[0]
+
+
+class _FailsOnFirstRun:
+    """A backend whose compiled graph raises the first time it runs, as a backend compiling lazily may."""
+
+    def __init__(self):
+        self.runs = 0
+
+    def __call__(self, gm, example_inputs):
+        def run(*inputs):
+            self.runs += 1
+            if self.runs == 1:
+                raise RuntimeError("injected first-run fault")
+            return gm(*inputs)
+        return run
+
+
+def test_fault_in_the_compiled_graphs_first_run_is_contained():
+    backend = _FailsOnFirstRun()
+    compiled = jit.compile(_f, backend=backend)
+    x, y = _args()
+    for _ in range(3):
+        torch.testing.assert_close(compiled(x, y), _f(x, y))
+    assert backend.runs == 1, "after its first run failed, the compiled graph must not run again"
+    assert STATS.captures == 1
+    messages = _fallbacks()
+    assert len(messages) == 1 and "first run" in messages[0] and "_f" in messages[0], messages
+
+
+def test_fault_in_the_compiled_graphs_first_run_under_strict_mode_is_raised_with_the_stage(monkeypatch):
+    from jitcore.config import config
+    monkeypatch.setattr(config, "strict", True)
+    with pytest.raises(jit.BackendCompileError, match="first run"):
+        jit.compile(_f, backend=_FailsOnFirstRun())(*_args())
+
+
+def test_error_of_the_program_on_the_first_run_is_raised_as_it_came_and_not_contained():
+    runs = []
+
+    def backend(gm, example_inputs):
+        def run(*inputs):
+            runs.append(1)
+            return gm(*inputs)
+        return run
+
+    def g(x, index):
+        return torch.index_select(x, 0, index) * 2
+
+    compiled = jit.compile(g, backend=backend)
+    x = torch.randn(4, 3)
+    with pytest.raises(IndexError) as eager_error:
+        g(x, torch.tensor([7]))
+    with pytest.raises(IndexError) as compiled_error:
+        compiled(x, torch.tensor([7]))
+    assert str(compiled_error.value) == str(eager_error.value)
+    assert _fallbacks() == []
+    torch.testing.assert_close(compiled(x, torch.tensor([1])), g(x, torch.tensor([1])))
+    assert len(runs) == 2, "the entry keeps its compiled graph: the program failed, not the backend"

@@ -2,20 +2,17 @@
 so AOTAutograd and Inductor skip per-call alignment checks and cudagraph copies for them."""
 import torch
 
+import backends
 import jitcore as jit
 
 
-class _Everything:
-    def __contains__(self, name):
-        return True
-
-
 def test_parameters_and_buffers_are_marked_static_and_arguments_are_not(counting, monkeypatch):
-    """Marks go to the built-in AOTAutograd backends; here the recording backend stands in for one."""
-    from jitcore.runtime import cache
-    monkeypatch.setattr(cache, "_AOT_BACKENDS", _Everything())
+    """Marks go to backends tagged as running AOTAutograd; here the recording backend, so tagged, stands in."""
+    from backends import registry
+    monkeypatch.setattr(registry, "_registry", registry._Registry(registry._BUILTINS))
+    backends.register_backend("recording_aot", counting, tags=(backends.AOT_AUTOGRAD,))
     model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4)).eval()
-    compiled = jit.compile(model, backend=counting)
+    compiled = jit.compile(model, backend="recording_aot")
     compiled(torch.randn(3, 4))
     gm = counting.graphs[0]
     marks = {}

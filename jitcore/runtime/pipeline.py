@@ -1,0 +1,211 @@
+"""The compile pipeline of one frame: capture -> backend -> entry.
+
+`CompilePipeline.compile(args, cells)` makes the entry for one call's live arguments:
+1. Capture (`capture.frame.capture_frame`), treating as dynamic what the recompile policy says. A frame that
+   cannot be captured gets a native entry under the guards gathered so far; under `fullgraph=True` a graph break
+   raises `GraphBreakError` here, before any backend call.
+2. Backend. Backends tagged `backends.AOT_AUTOGRAD` get a graph with static-input marks (runtime/graph_meta.py). A
+   failure on a marked graph is retried once with graphs that carry none; a failure on a graph with dynamic floats
+   is retried once with floats static (policy). Any other failure runs the frame natively.
+3. Entry. At a graph break, the break wiring (runtime/break_wiring.py) hands codegen the resume functions; codegen
+   writes the entry function; entry assembly (runtime/entry.py) batches the module-state guards and compiles the
+   guard function.
+Every stage is contained (runtime/containment.py), the compiled graph's first run included.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+import types
+
+import backends
+from jitcore import events
+from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.frame import capture_frame
+from jitcore.capture.interpreter import CaptureInternalError
+from jitcore.codegen.transform import build_entry, graph_is_pure
+from jitcore.errors import GraphBreakError, JitError
+from jitcore.runtime.break_wiring import break_steps
+from jitcore.runtime.containment import CAPTURE, CODEGEN, GRAPH_MODULE, GUARD_CODEGEN, Containment, FirstRun
+from jitcore.runtime.entry import ALWAYS, Entry, EntryAssembly
+from jitcore.runtime.graph_meta import mark_inputs
+from jitcore.runtime.prologue import FALLTHROUGH
+from jitcore.runtime.stats import STATS
+
+__all__ = ["CompilePipeline"]
+
+#: a number per graph compiled, so that each is reported once (an id() may be reused after a graph dies)
+_GRAPH_NUMBERS = itertools.count()
+
+#: the name an entry function reads its compiled graph under (codegen.transform.build_entry)
+_GRAPH_SLOT = "___graph"
+
+
+class _Retry(Exception):
+    """The backend failed in a way a fallback answers: capture again (the fallback changed what capture does)."""
+
+
+class CompilePipeline:
+    """Makes the entries of one frame compiled with one set of options."""
+
+    def __init__(self, code, fn_globals, params: tuple, options, where: str, policy, retire):
+        self.code = code
+        self.globals = fn_globals
+        self.params = params
+        self.name = code.co_qualname
+        self.options = options
+        self.policy = policy
+        #: retire(entry): the entry runs natively from now on (the cache swaps it under its lock)
+        self.retire = retire
+        #: the frame as messages name it
+        self.where = where
+        self.assembly = EntryAssembly(params, fn_globals)
+        self.contain = Containment(code, self.where, options)
+        #: the backend runs AOTAutograd, which reads the static-input marks
+        self.reads_marks = backends.AOT_AUTOGRAD in backends.tags_of(options.backend)
+        #: graphs go to the backend without static-input marks (set after a backend failed on a marked graph)
+        self.plain_graphs = False
+
+    def compile(self, args: tuple, cells) -> Entry:
+        """A new entry for these live arguments: compiled, or native when the frame cannot be captured."""
+        STATS.captures += 1
+        try:
+            captured = capture_frame(self.code, self.globals, cells, dict(zip(self.params, args)), self.name,
+                                     self.policy.dynamic().numbers)
+        except GraphBreak as brk:
+            return self._unresumable(brk)
+        except CaptureInternalError as exc:
+            return self._fault(CAPTURE, exc)
+        except JitError:
+            raise
+        except Exception as exc:
+            # the interpreter wraps its own faults: what is left failed while making the GraphModule from them
+            return self._fault(GRAPH_MODULE, exc)
+        if captured.break_point is not None and self.options.fullgraph:
+            raise _fullgraph_error(captured.break_point.reason, self.code, self.name)
+        timings = {"capture": captured.capture_seconds}
+        compiled = None
+        if captured.gm is not None:
+            started = time.perf_counter()
+            try:
+                compiled = self._backend_compile(captured)
+            except _Retry:
+                return self.compile(args, cells)
+            if compiled is None:
+                return self._native(captured.guards)
+            timings["backend"] = time.perf_counter() - started
+            STATS.graphs += 1
+        return self._entry(captured, compiled, args, cells, timings)
+
+    # -- stages -----------------------------------------------------------------------------------------------
+    def _backend_compile(self, captured):
+        """The backend's compiled graph; None when the backend failed (contained); _Retry after a fallback."""
+        marked = False
+        try:
+            marked = (self.reads_marks and not self.plain_graphs
+                      and mark_inputs(captured.gm, captured.input_sources))
+            with events.compiling(self.code, self.options.backend_name):
+                return self.options.backend(captured.gm, list(captured.example_inputs))
+        except Exception as exc:
+            if marked:
+                # the static-input marks follow Dynamo's metadata, which another torch may read otherwise:
+                # try once more with a graph that carries none before calling the backend broken
+                self.plain_graphs = True
+                raise _Retry from exc
+            if self.policy.refuse_dynamic_floats():
+                raise _Retry from exc
+            self.contain.backend_failed(exc)
+            return None
+
+    def _entry(self, captured, compiled, args, cells, timings) -> Entry:
+        started = time.perf_counter()
+        made = []  # the entry, for the callbacks of its generated code
+        try:
+            state = self.assembly.module_state(captured.guards, args, cells)
+            steps = None
+            if captured.break_point is not None:
+                steps = break_steps(self.code, self.globals, captured, self.options)
+                self._report_break(captured.break_point.reason, resumed=True)
+            graph = self._first_run(captured, compiled, made)
+            try:
+                run = build_entry(captured, graph, self.params, self.globals, captured.ctx.builtins, self.name,
+                                  steps, state.pinned, on_fault=lambda exc: self._rebuild_failed(made[0], exc))
+            except GraphBreak as brk:
+                # the stack or a local at the break cannot be rebuilt as Python objects: run the frame natively
+                self._report_break(brk, resumed=False)
+                return self._native(captured.guards, brk)
+            if isinstance(graph, FirstRun):
+                graph.settle_in(run.__globals__, _GRAPH_SLOT)
+        except JitError:
+            raise
+        except Exception as exc:
+            return self._fault(CODEGEN, exc)
+        timings["codegen"] = time.perf_counter() - started
+        if captured.gm is not None:
+            events.emit("graphs", f"graph of {self.where} with {captured.op_count} ops:\n{captured.gm.code}",
+                        key=("graph", next(_GRAPH_NUMBERS)), code=self.code, gm=captured.gm,
+                        op_count=captured.op_count, guards=captured.guards)
+        try:
+            guard_fn = self.assembly.guards(state.guards, args)
+        except Exception as exc:
+            return self._fault(GUARD_CODEGEN, exc)
+        entry = self.assembly.compiled(captured, run, guard_fn, state.owners, timings)
+        made.append(entry)
+        return entry
+
+    def _first_run(self, captured, compiled, made):
+        """What the entry calls as its graph: the compiled graph, watched over its first run where that is safe."""
+        if compiled is None or _runs_as_is(compiled, captured.gm) or not graph_is_pure(captured.gm):
+            # a graph run as it is has no backend of its own to fail; a graph that mutates its inputs cannot run
+            # twice to tell a backend's fault from the program's
+            return compiled
+        return FirstRun(compiled, captured.gm, lambda exc: self._first_run_failed(made[0], exc))
+
+    # -- outcomes ---------------------------------------------------------------------------------------------
+    def _unresumable(self, brk: GraphBreak) -> Entry:
+        if self.options.fullgraph:
+            raise _fullgraph_error(brk, self.code, self.name)
+        self._report_break(brk, resumed=False)
+        # capture attaches the guards gathered up to the break: the same break would happen again under them
+        return self._native(getattr(brk, "guards", None) or [], brk)
+
+    def _native(self, collected, reason: GraphBreak | None = None) -> Entry:
+        try:
+            guard_fn = self.assembly.guards(collected)
+        except Exception as exc:
+            return self._fault(GUARD_CODEGEN, exc)
+        return self.assembly.native(guard_fn, reason)
+
+    def _fault(self, stage: str, exc: Exception) -> Entry:
+        self.contain.internal(stage, exc)
+        # no guards (building them may be what failed): the code runs natively for every later call
+        return self.assembly.native(ALWAYS)
+
+    def _rebuild_failed(self, entry, exc):
+        """An entry's result could not be rebuilt (a fault in jitcore): it runs natively from now on."""
+        self.contain.rebuild_failed(exc)
+        self.retire(entry)
+        return FALLTHROUGH
+
+    def _first_run_failed(self, entry, exc) -> None:
+        self.contain.first_run_failed(exc)
+        self.retire(entry)
+
+    def _report_break(self, brk: GraphBreak, resumed: bool) -> None:
+        outcome = "compiled up to here, continuing in Python" if resumed else "the frame runs natively"
+        events.emit("breaks", f"{self.name}: {brk.describe()}; {outcome}", key=("break", brk.location, brk.kind),
+                    code=self.code, brk=brk, resumed=resumed)
+
+
+def _fullgraph_error(brk: GraphBreak, code, name: str) -> GraphBreakError:
+    filename, lineno, line, func = brk.location or (code.co_filename, 0, "", name)
+    return GraphBreakError(
+        f"graph break in {func}() at {filename}:{lineno}: {brk.info.explanation}"
+        + (f" ({brk.detail})" if brk.detail else "")
+        + (f"\n    {line.strip()}" if line else "") + f"\n  hint: {brk.info.hint}",
+        kind=brk.kind, filename=filename, lineno=lineno, source_line=line.strip() if line else "")
+
+
+def _runs_as_is(compiled, gm) -> bool:
+    """The backend returned the graph module itself, or its forward (the eager backend, a recording backend)."""
+    return compiled is gm or (isinstance(compiled, types.MethodType) and compiled.__self__ is gm)

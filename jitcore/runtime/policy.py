@@ -1,0 +1,119 @@
+"""The recompile policy of one cache: whether a miss may make a new entry, what it reports, what becomes dynamic.
+
+On a miss, `FrameCache` asks `admit(entries, args, cells)`. Past `cache_limit` the answer is no (reported once: the
+call runs natively). Otherwise a miss with entries is a recompile: it is reported with what changed, measured
+against the newest entry, and the policy learns from it which Python numbers become dynamic, i.e. graph inputs
+instead of constants (automatic dynamic; never under `dynamic=False`). `dynamic()` is the one value handed to the
+next capture: what it treats as dynamic. `refuse_dynamic_floats()` is the fallback after a backend refused a graph
+with a dynamic float input: floats become constants again.
+
+A shape policy (dynamic tensor dims, `mark_dynamic`) extends this object: a field of `Dynamic` for the dims, the
+learning in `_learn`, the reports in `_report_recompile`; the cache and the pipeline stay as they are.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from guards import EqualsMatch
+from jitcore import events
+
+__all__ = ["Dynamic", "RecompilePolicy"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Dynamic:
+    """What one capture treats as dynamic."""
+    #: guard paths of Python ints and floats captured as graph inputs (SymInt, SymFloat) instead of constants
+    numbers: frozenset = frozenset()
+
+
+class RecompilePolicy:
+    """The limits and what-is-dynamic state of one FrameCache; called with the cache's lock held."""
+
+    def __init__(self, code, where: str, options):
+        self.code = code
+        #: the frame as messages name it
+        self.where = where
+        self.limit = options.cache_limit
+        #: dynamic=False asks for everything static: nothing is learnt
+        self.learns = options.dynamic is not False
+        self.limit_reported = False
+        #: guard paths of numbers that changed between calls: captured as graph inputs from now on
+        self.dynamic_paths: frozenset = frozenset()
+        #: the dynamic paths that hold floats; `static_floats` once a backend refused a float graph input
+        self.float_paths: frozenset = frozenset()
+        self.static_floats = False
+
+    def full(self, entries) -> bool:
+        return len(entries) >= self.limit
+
+    def admit(self, entries, args, cells) -> bool:
+        """May a miss with these arguments make a new entry? Reports the limit or the recompile, and learns."""
+        if self.full(entries):
+            self._report_limit(entries, args, cells)
+            return False
+        if entries:
+            self._report_recompile(entries, args, cells)
+            self._learn(entries, args, cells)
+        return True
+
+    def dynamic(self) -> Dynamic:
+        return Dynamic(self.dynamic_paths)
+
+    def refuse_dynamic_floats(self) -> bool:
+        """A backend refused a graph. AOTAutograd cannot always turn a Python float input into a tensor (torch's
+        TensorifyScalarRestartAnalysis, which Dynamo answers by specialising the float): when the graph had dynamic
+        floats, they are constants from now on. True when that changed what is dynamic (worth capturing again)."""
+        if self.static_floats or not self.dynamic_paths & self.float_paths:
+            return False
+        self.static_floats = True
+        self.dynamic_paths = self.dynamic_paths - self.float_paths
+        return True
+
+    def cleared(self) -> None:
+        """The cache dropped its entries: the limit may be reported again; what was learnt stays."""
+        self.limit_reported = False
+
+    def _learn(self, entries, args, cells) -> None:
+        """A number whose change made an entry miss is captured as a graph input from now on."""
+        if not self.learns:
+            return
+        changed = set()
+        kinds = (int,) if self.static_floats else (int, float)
+        for entry in entries:
+            for path, _, check, value, _ in entry.guard_function.failed_checks(args, cells):
+                if isinstance(check, EqualsMatch) and type(check.value) in kinds \
+                        and type(value) is type(check.value):
+                    changed.add(path)
+                    if type(value) is float:
+                        self.float_paths = self.float_paths | {path}
+        if changed:
+            self.dynamic_paths = self.dynamic_paths | changed
+
+    # -- reports ----------------------------------------------------------------------------------------------
+    @staticmethod
+    def _failure_reasons(entries, args, cells) -> list:
+        """Why the newest entry does not fit these arguments: comparing with every stale entry would repeat the
+        same change once per entry (`x.shape[0] changed 4 -> 7`, then `5 -> 7`, ...)."""
+        for entry in reversed(entries):
+            reasons = entry.guard_function.failures(args, cells)
+            if reasons:
+                return reasons
+        return []
+
+    def _report_recompile(self, entries, args, cells) -> None:
+        reasons = self._failure_reasons(entries, args, cells)
+        number = len(entries) + 1
+        events.emit("recompiles", f"recompiling {self.where} (entry {number}): "
+                    + ("; ".join(reasons[:3]) or "no entry matched"), key=("recompile", self.code, tuple(reasons)),
+                    code=self.code, reasons=reasons, entries=number, cache_limit=self.limit)
+
+    def _report_limit(self, entries, args, cells) -> None:
+        if self.limit_reported:
+            return
+        self.limit_reported = True
+        reasons = self._failure_reasons(entries, args, cells)
+        events.emit("recompiles", f"{self.where} hit cache_limit={self.limit}; new variants run natively. "
+                    f"Changing: {'; '.join(reasons[:3]) or 'unknown'}. Consider dynamic shapes, jit.disable, "
+                    f"or a larger cache_limit.", key=("limit", self.code), always=True,
+                    code=self.code, reasons=reasons, limit=self.limit)
