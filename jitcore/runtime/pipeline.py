@@ -41,8 +41,8 @@ _GRAPH_NUMBERS = itertools.count()
 _GRAPH_SLOT = "___graph"
 
 
-class _Retry(Exception):
-    """The backend failed in a way a fallback answers: capture again (the fallback changed what capture does)."""
+#: what `_backend_compile` returns when a fallback answers the backend's failure: capture again
+_RETRY = object()
 
 
 class CompilePipeline:
@@ -87,9 +87,8 @@ class CompilePipeline:
         compiled = None
         if captured.gm is not None:
             started = time.perf_counter()
-            try:
-                compiled = self._backend_compile(captured)
-            except _Retry:
+            compiled = self._backend_compile(captured)
+            if compiled is _RETRY:
                 return self.compile(args, cells)
             if compiled is None:
                 return self._native(captured.guards)
@@ -99,7 +98,7 @@ class CompilePipeline:
 
     # -- stages -----------------------------------------------------------------------------------------------
     def _backend_compile(self, captured):
-        """The backend's compiled graph; None when the backend failed (contained); _Retry after a fallback."""
+        """The backend's compiled graph; None when the backend failed (contained); _RETRY after a fallback."""
         marked = False
         try:
             marked = (self.reads_marks and not self.plain_graphs
@@ -111,9 +110,9 @@ class CompilePipeline:
                 # the static-input marks follow Dynamo's metadata, which another torch may read otherwise:
                 # try once more with a graph that carries none before calling the backend broken
                 self.plain_graphs = True
-                raise _Retry from exc
+                return _RETRY
             if self.policy.refuse_dynamic_floats():
-                raise _Retry from exc
+                return _RETRY
             self.contain.backend_failed(exc)
             return None
 
