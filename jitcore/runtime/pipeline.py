@@ -41,10 +41,6 @@ _GRAPH_NUMBERS = itertools.count()
 _GRAPH_SLOT = "___graph"
 
 
-#: what `_backend_compile` returns when a fallback answers the backend's failure: capture again
-_RETRY = object()
-
-
 class CompilePipeline:
     """Makes the entries of one frame compiled with one set of options."""
 
@@ -87,34 +83,30 @@ class CompilePipeline:
         compiled = None
         if captured.gm is not None:
             started = time.perf_counter()
-            compiled = self._backend_compile(captured)
-            if compiled is _RETRY:
-                return self.compile(args, cells)
-            if compiled is None:
+            marked = False
+            try:
+                marked = (self.reads_marks and not self.plain_graphs
+                          and mark_inputs(captured.gm, captured.input_sources))
+                with events.compiling(self.code, self.options.backend_name):
+                    compiled = self.options.backend(captured.gm, list(captured.example_inputs))
+            except Exception as exc:
+                if self._falls_back(marked):
+                    return self.compile(args, cells)
+                self.contain.backend_failed(exc)
                 return self._native(captured.guards)
             timings["backend"] = time.perf_counter() - started
             STATS.graphs += 1
         return self._entry(captured, compiled, args, cells, timings)
 
     # -- stages -----------------------------------------------------------------------------------------------
-    def _backend_compile(self, captured):
-        """The backend's compiled graph; None when the backend failed (contained); _RETRY after a fallback."""
-        marked = False
-        try:
-            marked = (self.reads_marks and not self.plain_graphs
-                      and mark_inputs(captured.gm, captured.input_sources))
-            with events.compiling(self.code, self.options.backend_name):
-                return self.options.backend(captured.gm, list(captured.example_inputs))
-        except Exception as exc:
-            if marked:
-                # the static-input marks follow Dynamo's metadata, which another torch may read otherwise:
-                # try once more with a graph that carries none before calling the backend broken
-                self.plain_graphs = True
-                return _RETRY
-            if self.policy.refuse_dynamic_floats():
-                return _RETRY
-            self.contain.backend_failed(exc)
-            return None
+    def _falls_back(self, marked: bool) -> bool:
+        """The backend failed: does a fallback change what the next capture hands it (then capture again)?"""
+        if marked:
+            # the static-input marks follow Dynamo's metadata, which another torch may read otherwise: try once
+            # more with a graph that carries none before calling the backend broken
+            self.plain_graphs = True
+            return True
+        return self.policy.refuse_dynamic_floats()
 
     def _entry(self, captured, compiled, args, cells, timings) -> Entry:
         started = time.perf_counter()
