@@ -49,7 +49,6 @@ PENDING_INNER_IMPORTS = frozenset({
     "jitcore.api",
     "jitcore.capture.values",
     "jitcore.capture.interpreter",
-    "jitcore.runtime.cache",
 })
 
 
