@@ -55,6 +55,16 @@ def test_fault_in_guard_building_is_contained(monkeypatch, counting):
     _check_contained("codegen", counting)
 
 
+def test_fault_in_guard_building_for_a_frame_that_cannot_be_captured_is_contained(monkeypatch, counting):
+    import guards
+    import jitcore.runtime.pipeline as pipeline
+    from jitcore.capture.breaks import GraphBreak
+    monkeypatch.setattr(guards, "compile_tree", _raise_after_first(guards.compile_tree))
+    monkeypatch.setattr(pipeline, "capture_frame", lambda *a, **k: (_ for _ in ()).throw(
+        GraphBreak("recursion_limit", "injected")))
+    _check_contained("guard codegen", counting)
+
+
 def test_fault_in_codegen_is_contained(monkeypatch, counting):
     import jitcore.runtime.pipeline as pipeline
 
