@@ -19,11 +19,14 @@ from jitcore.runtime.guard_batch import batch_module_guards, source_reader
 from jitcore.runtime.prologue import FALLTHROUGH
 from jitcore.runtime.stats import STATS
 
-__all__ = ["Entry", "EntryAssembly", "ModuleState", "ALWAYS", "builtins_of", "native_run"]
+__all__ = ["Entry", "EntryAssembly", "ModuleState", "ALWAYS", "native_run"]
 
 
 @dataclasses.dataclass
 class Entry:
+    """One cache entry. `guard_function` is the compiled guard (its `check` is `guard_check`; reports ask it for
+    `failures`); `native` entries run the original body; `gm`, `op_count`, `break_reason` and `compile_seconds`
+    are what reports show of a compiled one."""
     guard_check: object
     run: object
     guard_function: object
@@ -56,7 +59,7 @@ class EntryAssembly:
     def __init__(self, params: tuple, fn_globals: dict):
         self.params = params
         self.globals = fn_globals
-        self.builtins = builtins_of(fn_globals)
+        self.builtins = _builtins_of(fn_globals)
 
     def guards(self, collected, examples=None):
         """The compiled guard function for (source, check) pairs; a None source marks a root check. `examples`:
@@ -128,7 +131,7 @@ class _AlwaysGuard:
 ALWAYS = _AlwaysGuard()
 
 
-def builtins_of(fn_globals) -> dict:
+def _builtins_of(fn_globals) -> dict:
     """The builtins namespace a function with these globals sees."""
     b = fn_globals.get("__builtins__", __builtins__)
     return b if isinstance(b, dict) else vars(b)
