@@ -185,10 +185,14 @@ def _parse_features(text: str) -> frozenset:
         return ALL_FEATURES
     if text == "fuzz":
         return fuzz_features.FUZZ_FEATURES | {"tensor_ops", "python_arith"}
+    if text == "soundness":  # ISSUE13's constructs, with sinks to record into and graph breaks around them
+        return fuzz_features.SOUNDNESS_FEATURES | {"tensor_ops", "python_arith", "list_append", "print_break",
+                                                   "obj_attr", "dict_update"}
     features = frozenset(name.strip() for name in text.split(",") if name.strip())
     unknown = sorted(features - ALL_FEATURES)
     if unknown:
-        raise SystemExit(f"fuzz: unknown feature(s) {unknown}; known: all, fuzz, {', '.join(sorted(ALL_FEATURES))}")
+        raise SystemExit(f"fuzz: unknown feature(s) {unknown}; known: all, fuzz, soundness, "
+                         f"{', '.join(sorted(ALL_FEATURES))}")
     return features
 
 
@@ -219,7 +223,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=1000, help="programs in the campaign (seeds seed..seed+count-1)")
     parser.add_argument("--seed", type=int, default=0, help="first seed")
-    parser.add_argument("--features", default="all", help="'all', 'fuzz' (the new features only) or a comma list")
+    parser.add_argument("--features", default="all",
+                        help="'all', 'fuzz' (the fuzz makers only), 'soundness' (ISSUE13's constructs) or a comma list")
     parser.add_argument("--backend", default="eager", help="jitcore backend: eager (default) or aot_eager")
     parser.add_argument("--state", default="fuzz_state.json", help="state file: progress and failures (resumable)")
     parser.add_argument("--restart", action="store_true", help="ignore an existing state file")

@@ -17,7 +17,7 @@ from tools.progen import (DEFAULT_FEATURES, Expr, FloatType, GenState, IntType, 
                           shaped_expr, statement, statements)
 
 __all__ = ["ALL_FEATURES", "BoxType", "BufferType", "FEATURE_MARKERS", "FUZZ_FEATURES", "FuzzContext", "GLOBALS",
-           "HARNESS_FEATURES", "LogType", "NetType", "StatsType", "is_intended"]
+           "HARNESS_FEATURES", "LogType", "NetType", "SOUNDNESS_FEATURES", "StatsType", "is_intended"]
 
 #: every message of an exception a program raises on purpose starts with this (see `is_intended`).
 INTENDED = "fuzz:"
@@ -25,9 +25,14 @@ INTENDED = "fuzz:"
 GLOBALS = ("COUNTER", "TRACE", "LAST")
 
 
+#: RuntimeError messages of Python's dicts and sets changed while iterated: `iter_mutation` lets some leave f.
+ITERATION_ERRORS = ("changed size during iteration", "keys changed during iteration")
+
+
 def is_intended(exc: BaseException) -> bool:
     """True for an exception a program raises on purpose; any other exception in eager is a generator bug."""
-    return INTENDED in str(exc)
+    message = str(exc)
+    return INTENDED in message or (type(exc) is RuntimeError and any(m in message for m in ITERATION_ERRORS))
 
 
 # Note [Fuzz inputs]: the inputs a fuzz program writes to are parameters of `f` with the types below, made fresh for
@@ -484,8 +489,14 @@ HARNESS_FEATURES = frozenset({"recompiles"})
 FUZZ_FEATURES = STATEMENT_FEATURES | HARNESS_FEATURES
 
 
+#: ISSUE13's constructs; their makers are in tools/fuzz_soundness.py (`--features soundness` in tools/fuzz.py)
+SOUNDNESS_FEATURES = frozenset({"rebind_global", "rebind_arg", "rebind_attr", "rebind_class", "shadow_builtin",
+                                "module_list", "view_offsets", "alias_args", "iter_mutation", "dict_views",
+                                "exc_chain", "attr_probe"})
+
+
 #: everything: progen's features and ours
-ALL_FEATURES = DEFAULT_FEATURES | FUZZ_FEATURES
+ALL_FEATURES = DEFAULT_FEATURES | FUZZ_FEATURES | SOUNDNESS_FEATURES
 
 
 #: a rough test of which features a program's source shows (for the campaign's coverage counts)
@@ -494,5 +505,12 @@ FEATURE_MARKERS = {
     "tensor_if": r"\b(if|while)\b[^\n]*(\.(any|all|norm)\(\)|\.(sum|mean|amax)\(\) [<>])",
     "list_append": r"\blog\b", "obj_attr": r"\bbox\b", "global_write": r"\bglobal\b|\bTRACE\.",
     "dict_update": r"\bstats\b",
-    "exceptions": r"\btry:|\bcheck\d+\(", "module": r"\bnet\d*\b"}
+    "exceptions": r"\btry:|\bcheck\d+\(", "module": r"\bnet\d*\b",
+    # soundness: uses in f and helpers (the module-level parts and `rebind` never match)
+    "rebind_global": r"\bACT\(|ACT is", "rebind_arg": r"\bact\(|\blib\.relu\(|\bact is",
+    "rebind_attr": r"\b(knob|dial|gate)\.act\b(?! =)|\b(knob|dial|gate)\.gain\b(?! =)|\bgate\(",
+    "rebind_class": r"\.mix\(|\b(knob|dial|Knob\(\d\))\.k\b", "shadow_builtin": r"^def _short_len",
+    "module_list": r"\bstack\(|in stack\.layers|len\(stack\.layers\)", "view_offsets": r"\bv[ab]\b",
+    "alias_args": r"\bl[ab]\b", "iter_mutation": r"\bfor mk\d+ in", "dict_views": r"\bview\d+ = ",
+    "exc_chain": r"__context__|__cause__|__suppress_context__", "attr_probe": r"'(extra|tmp|mark)'"}
 

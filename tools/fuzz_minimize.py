@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from tools import fuzz_features, progen
+from tools import fuzz_features, fuzz_soundness, progen
 from tools.fuzz_features import ALL_FEATURES
 from tools.fuzz_oracle import Outcome, eager_errors, signature, timed_run
 from tools.fuzz_programs import CallSpec, FuzzProgram
@@ -200,7 +200,7 @@ def write_reproducer(directory: Path, original: FuzzProgram, program: FuzzProgra
 def _eval_params(params):
     if not isinstance(params, str):
         return tuple(params)
-    namespace = {**vars(progen), **vars(fuzz_features)}
+    namespace = {**vars(progen), **vars(fuzz_features), **vars(fuzz_soundness)}
     return tuple(eval(params, namespace))  # noqa: S307 - a reproducer this tool wrote
 
 

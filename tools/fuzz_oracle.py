@@ -16,6 +16,7 @@ import math
 import re
 import signal
 import traceback
+import types
 import warnings
 from pathlib import Path
 
@@ -122,7 +123,11 @@ def _plain(value, program: FuzzProgram, seen: set | None = None):
         return {"class": type(value).__qualname__, "attributes": attrs,
                 "parameters": dict(value.named_parameters()), "buffers": dict(value.named_buffers())}
     if isinstance(value, BaseException):
-        return {"exception": f"{type(value).__module__}.{type(value).__qualname__}", "message": str(value)}
+        return {"exception": f"{type(value).__module__}.{type(value).__qualname__}", "message": str(value),
+                "context": _plain(value.__context__, program, seen), "cause": _plain(value.__cause__, program, seen),
+                "suppress_context": value.__suppress_context__}
+    if isinstance(value, (types.FunctionType, type)):  # each namespace has its own functions and classes
+        return f"<{type(value).__name__} {value.__module__}.{value.__qualname__}>"
     if _own_class(value, program):
         return {"class": type(value).__qualname__, **{k: _plain(v, program, seen) for k, v in vars(value).items()}}
     return value

@@ -17,8 +17,10 @@ import re
 import torch
 
 from tools import progen
-from tools.fuzz_features import (ALL_FEATURES, BOX_SOURCE, FEATURE_MARKERS, FUZZ_ERROR_SOURCE, GLOBALS, BoxType,
-                                 BufferType, FuzzContext, LogType, NetType, StatsType, net_source)
+from tools.fuzz_features import (ALL_FEATURES, BOX_SOURCE, FEATURE_MARKERS, FUZZ_ERROR_SOURCE, GLOBALS,
+                                 SOUNDNESS_FEATURES, BoxType, BufferType, FuzzContext, LogType, NetType, StatsType,
+                                 net_source)
+from tools.fuzz_soundness import SOUND_INPUT_TYPES, SoundContext, sound_input, sound_params
 from tools.progen import FloatType, GenState, IntType, Param, TensorType
 
 __all__ = ["CallSpec", "FuzzProgram", "generate_fuzz_program"]
@@ -27,13 +29,16 @@ __all__ = ["CallSpec", "FuzzProgram", "generate_fuzz_program"]
 @dataclasses.dataclass(frozen=True)
 class CallSpec:
     """One call of `f`: tensor values from `seed`; `batch` replaces dim 0 of the 2-d inputs (None: unchanged);
-    `ints` replaces Python values of parameters (name, value)."""
+    `ints` replaces Python values of parameters (name, value); `phase` chooses what the program's `rebind` sets
+    and the phase's arguments (Note [Rebinding between calls] in tools/fuzz_soundness.py)."""
     seed: int
     batch: int | None = None
     ints: tuple = ()
+    phase: int = 0
 
     def describe(self) -> str:
         parts = [f"inputs seed {self.seed}"] + ([f"batch {self.batch}"] if self.batch is not None else [])
+        parts += [f"phase {self.phase}"] if self.phase else []
         return ", ".join(parts + [f"{name}={value!r}" for name, value in self.ints])
 
 
@@ -67,15 +72,21 @@ class FuzzProgram:
         return self.params[0].type.shape[0]
 
     def make_inputs(self, namespace: dict, call: CallSpec) -> tuple:
-        """Fresh arguments for one call; classes come from `namespace` (Note [Fuzz inputs])."""
+        """Fresh arguments for one call; classes come from `namespace` (Note [Fuzz inputs]). First runs the
+        program's `rebind(call.phase)`, where it has one (Note [Rebinding between calls])."""
+        if "rebind" in namespace:
+            namespace["rebind"](call.phase)
         generator = torch.Generator().manual_seed(call.seed)
-        ints = dict(call.ints)
-        return tuple(_make_value(p, namespace, call.batch, ints, generator) for p in self.params if p.passed)
+        ints, shared = dict(call.ints), {}
+        return tuple(_make_value(p, namespace, call, ints, generator, shared) for p in self.params if p.passed)
 
     def calls(self, seed: int) -> list[CallSpec]:
         """The calls to try: two input sets of the first shapes, then (with `recompiles`) six candidates with other
-        batch sizes and ints, then the first shapes again. The harness keeps the first few valid candidates."""
-        calls = [CallSpec(seed), CallSpec(seed + 1_000_003)]
+        batch sizes and ints, then the first shapes again. The harness keeps the first few valid candidates.
+        Phases count the candidates; without recompiles, soundness features add two calls of phases 2 and 3."""
+        calls = [CallSpec(seed), CallSpec(seed + 1_000_003, phase=1)]
+        if self.features & SOUNDNESS_FEATURES and "recompiles" not in self.features:
+            calls += [CallSpec(seed + 3_000_009, phase=2), CallSpec(seed + 4_000_012, phase=3)]
         if "recompiles" in self.features:
             rng = random.Random(f"calls/{seed}")
             ints = [p for p in self.params if p.passed and type(p.value) is int and isinstance(p.type, IntType)]
@@ -84,8 +95,8 @@ class FuzzProgram:
                 batch = rng.choice(batches) if form != "ints" or not ints else None
                 changed = tuple((p.name, rng.choice([v for v in range(0, 6) if v != p.value]))
                                 for p in ints if form != "batch" and rng.random() < 0.7)
-                calls.append(CallSpec(seed + 17 * (index + 1), batch, changed))
-            calls.append(CallSpec(seed + 2_000_006))
+                calls.append(CallSpec(seed + 17 * (index + 1), batch, changed, phase=index + 2))
+            calls.append(CallSpec(seed + 2_000_006, phase=8))
         return calls
 
 
@@ -93,10 +104,12 @@ def _with_batch(shape: tuple, batch: int | None) -> tuple:
     return (batch,) + shape[1:] if batch is not None and len(shape) == 2 else shape
 
 
-def _make_value(p: Param, namespace: dict, batch: int | None, ints: dict, generator):
-    kind, value = p.type, ints.get(p.name, p.value)
+def _make_value(p: Param, namespace: dict, call: CallSpec, ints: dict, generator, shared: dict):
+    kind, value, batch = p.type, ints.get(p.name, p.value), call.batch
     if p.name == "w":  # (width, hidden): its dim 0 is not the batch
         batch = None
+    if isinstance(kind, SOUND_INPUT_TYPES):
+        return sound_input(kind, namespace, call.phase, generator, shared)
     if isinstance(kind, TensorType):
         return torch.randn(_with_batch(kind.shape, batch), generator=generator)
     if isinstance(kind, progen.SeqType):
@@ -154,7 +167,7 @@ def _declare_globals(source: str) -> str:
 
 
 def _describe(p: Param) -> str:
-    if isinstance(p.type, (BufferType, LogType, StatsType, BoxType, NetType)):
+    if isinstance(p.type, (BufferType, LogType, StatsType, BoxType, NetType, *SOUND_INPUT_TYPES)):
         return f"{p.name}: {type(p.type).__name__[:-4]}"
     return progen._describe(p)
 
@@ -177,10 +190,14 @@ def generate_fuzz_program(seed: int, *, features: frozenset | None = None, attem
     if "exceptions" in features:
         ctx.fixed_sources.append(FUZZ_ERROR_SOURCE)
     extra = _extra_params(rng, features, row, ctx)
+    sound = SoundContext(row) if features & SOUNDNESS_FEATURES else None
+    if sound is not None:
+        extra += sound_params(rng, features, row, sound)
     required = [p for p in params if p.default is None]
     params = required + extra + [p for p in params if p.default is not None]
     g = GenState(rng, features)
     g.shared.fuzz = ctx
+    g.shared.sound = sound
     for p in params:
         g.define(p.name, p.type)
         g.params.add(p.name)
@@ -199,6 +216,9 @@ def generate_fuzz_program(seed: int, *, features: frozenset | None = None, attem
             break
         progen.one_statement(g)
     progen._return_statement(g)
+    sound_source = sound.render() if sound is not None else None
+    if sound_source:
+        ctx.fixed_sources.append(sound_source)
     signature = ", ".join(p.name if p.default is None else f"{p.name}={p.default}" for p in params)
     header = f"# fuzz seed={seed}" + (f" attempt={attempt}" if attempt else "") + \
         f": f({', '.join(_describe(p) for p in params)})"
@@ -206,6 +226,6 @@ def generate_fuzz_program(seed: int, *, features: frozenset | None = None, attem
              *g.shared.helper_sources, "\n".join([f"def f({signature}):", *g.lines])]
     source = _declare_globals(f"{header}\n" + "\n\n\n".join(parts) + "\n")
     nets = tuple(m.group(1) for src in g.shared.helper_sources for m in [re.search(r"^(net\d+) = ", src, re.M)] if m)
-    state = (GLOBALS if ctx.has_globals else ()) + nets
+    state = (GLOBALS if ctx.has_globals else ()) + nets + (sound.state() if sound is not None else ())
     return FuzzProgram(seed, attempt, f"fuzz_{seed}", source, tuple(params), features, state)
 
