@@ -4,7 +4,9 @@ Nine makers are added to progen's `STATEMENT_MAKERS` through its `statement` dec
 to (a print buffer, an input list, object or dict, the module's globals and classes) among the variables' types
 and in the `FuzzContext` kept on the generator's shared state, so inside a plain `progen.generate_program` they
 emit nothing; `tools/fuzz_programs.py` assembles programs that offer all of it. Imports torch and progen only.
-Entry points: the input types, `FUZZ_FEATURES`, `ALL_FEATURES`, `FEATURE_MARKERS`, `is_intended`.
+The soundness features (`SOUNDNESS_FEATURES`) are named here and made in tools/fuzz_soundness.py.
+Entry points: the input types, `FUZZ_FEATURES`, `SOUNDNESS_FEATURES`, `ALL_FEATURES`, `FEATURE_MARKERS`,
+`is_intended`.
 """
 from __future__ import annotations
 

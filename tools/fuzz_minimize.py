@@ -162,7 +162,8 @@ Minimised from {before} to {after} lines. Rerun (exits 1 while the failure persi
 """
 SOURCE = {source}
 
-# f's parameters (tools/progen.py and tools/fuzz_features.py types), and the calls: (inputs seed, batch, ints)
+# f's parameters (types of tools/progen.py, fuzz_features.py, fuzz_soundness.py), and the calls: (inputs seed,
+# batch, ints, phase)
 PARAMS = """{params}"""
 
 CALLS = {calls!r}

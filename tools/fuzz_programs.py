@@ -2,8 +2,9 @@
 
 `generate_fuzz_program(seed)` chooses progen's parameters plus the inputs of Note [Fuzz inputs] (in
 tools/fuzz_features.py), fills `f` with statements of progen's and fuzz_features' makers, and returns a
-`FuzzProgram`: `make_inputs` builds each call's arguments, `calls` offers other batch sizes and ints (the
-`recompiles` feature). Imports torch, progen and fuzz_features, never jitcore.
+`FuzzProgram`: `make_inputs` runs the program's `rebind(phase)` (soundness features, tools/fuzz_soundness.py) and
+builds each call's arguments, `calls` offers other batch sizes and ints (the `recompiles` feature) and phases.
+Imports torch, progen, fuzz_features and fuzz_soundness, never jitcore.
 Entry points: `generate_fuzz_program`, `FuzzProgram`, `CallSpec`.
 """
 from __future__ import annotations
