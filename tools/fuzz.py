@@ -185,9 +185,8 @@ def _parse_features(text: str) -> frozenset:
         return ALL_FEATURES
     if text == "fuzz":
         return fuzz_features.FUZZ_FEATURES | {"tensor_ops", "python_arith"}
-    if text == "soundness":  # ISSUE13's constructs, with sinks to record into and graph breaks around them
-        return fuzz_features.SOUNDNESS_FEATURES | {"tensor_ops", "python_arith", "list_append", "print_break",
-                                                   "obj_attr", "dict_update"}
+    if text == "soundness":
+        return fuzz_features.SOUNDNESS_CAMPAIGN_FEATURES
     features = frozenset(name.strip() for name in text.split(",") if name.strip())
     unknown = sorted(features - ALL_FEATURES)
     if unknown:

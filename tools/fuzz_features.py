@@ -500,6 +500,10 @@ SOUNDNESS_FEATURES = frozenset({"rebind_global", "rebind_arg", "rebind_attr", "r
 #: everything: progen's features and ours
 ALL_FEATURES = DEFAULT_FEATURES | FUZZ_FEATURES | SOUNDNESS_FEATURES
 
+#: `--features soundness`: ISSUE13's constructs with tensor ops, Python values, graph breaks and places to record to
+SOUNDNESS_CAMPAIGN_FEATURES = SOUNDNESS_FEATURES | {"tensor_ops", "python_arith", "list_append", "print_break",
+                                                    "obj_attr", "dict_update"}
+
 
 #: a rough test of which features a program's source shows (for the campaign's coverage counts)
 FEATURE_MARKERS = {
