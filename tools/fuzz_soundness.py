@@ -13,7 +13,7 @@ Twelve makers are added to progen's `STATEMENT_MAKERS`, one per feature of `fuzz
   `setattr`/`delattr` in the same call (`attr_probe`).
 What each maker observes goes to the compared places of fuzz_features (`_record`) or into an int that flows into
 the result. Imports torch, progen and fuzz_features only.
-Entry points: the input types, `SoundContext`, `sound_params`, `sound_input`.
+Entry points: the input types (`SOUND_INPUT_TYPES`), `SoundContext`, `sound_params`, `sound_input`.
 """
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ from tools.fuzz_features import BoxType, LogType, NetType, StatsType, _record, _
 from tools.progen import (INPUT_MAG, DictType, Expr, GenState, IntType, Param, SeqType, TensorType,
                           assign, leaf, shaped_expr, statement)
 
-__all__ = ["AliasListType", "FnArgType", "KnobType", "LibArgType", "SoundContext", "ViewType", "sound_input",
+__all__ = ["AliasListType", "FnArgType", "KnobType", "LibArgType", "SOUND_INPUT_TYPES", "SoundContext", "ViewType",
+           "sound_input",
            "sound_params"]
 
 
@@ -399,7 +400,7 @@ def _int_dict(g: GenState) -> tuple[str, str, int]:
     return f"{name} = {{{items}}}", name, size
 
 
-def _dict_iteration(g: GenState, key: str) -> tuple[str, str, str, int] | None:
+def _dict_iteration(g: GenState, key: str) -> tuple[str, str, str, int]:
     """A dict to iterate, a condition on `key` and a change of the dict: (name, condition, change, size)."""
     rng = g.rng
     tensor_dicts = [(n, k) for n, k in g.visible(DictType) if k.items]
