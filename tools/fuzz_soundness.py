@@ -28,8 +28,7 @@ from tools.progen import (INPUT_MAG, DictType, Expr, GenState, IntType, Param, S
                           assign, leaf, shaped_expr, statement)
 
 __all__ = ["AliasListType", "FnArgType", "KnobType", "LibArgType", "SOUND_INPUT_TYPES", "SoundContext", "ViewType",
-           "sound_input",
-           "sound_params"]
+           "sound_input", "sound_params"]
 
 
 # Note [Rebinding between calls]: a program with these features defines `rebind(phase)` at module level. Before
