@@ -245,12 +245,14 @@ def reset() -> None:
     """Drop every cache entry and restore every function swapped by an open enabled() block."""
     from jitcore.runtime import resume_fns
     from jitcore.codegen import resume
+    from jitcore.capture.interpreter import clear_code_caches
     for cache in list(ALL_CACHES):
         cache.clear()
     INTERCEPTOR.restore_all()
     resume_fns.clear()
     resume.clear()
     STATS.clear()
+    clear_code_caches()
     from jitcore.report.console import reset_seen
     reset_seen()
 

@@ -1,9 +1,14 @@
 """Fixtures shared by every test package: jitcore's caches are dropped after each test, and a fresh counting backend.
 
 The reset touches jitcore only when a test has imported it, so tests of guards/ and backends/ never load the engine.
+Every test run checks each interpreted instruction's stack effect (config.debug_checks, seeded from JITCORE_DEBUG
+before any test imports jitcore; worker processes inherit it). `JITCORE_DEBUG=0 pytest ...` runs without.
 """
 
+import os
 import sys
+
+os.environ.setdefault("JITCORE_DEBUG", "1")
 
 import pytest
 

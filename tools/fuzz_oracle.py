@@ -4,6 +4,8 @@ Each program is loaded twice (an eager namespace and a compiled one, so globals,
 Every call must agree with eager on the result, the exception (type and message), printed output, the inputs
 afterwards (lists, dicts, objects, modules), the module's globals, and which results are which inputs. Eager
 itself must show no generator bug (an unintended exception, a non-finite value): `valid_calls` checks that first.
+Every compiled run checks each interpreted instruction's stack effect (config.debug_checks): a handler that
+disagrees with its declared signature, or a signature with CPython's, raises and shows as a mismatch.
 Entry points: `run_program`, `timed_run`, `valid_calls`, `Outcome`, `signature`.
 """
 from __future__ import annotations
@@ -329,6 +331,7 @@ def run_program(program: FuzzProgram, calls: list, backend="eager") -> Outcome:
     except Exception as exc:  # noqa: BLE001 - compile() itself failing is a jitcore fault
         outcome.kind, outcome.message = "jitcore-error", f"jit.compile raised {_describe_error(exc)}"
         return outcome
+    checks, jit.config.debug_checks = jit.config.debug_checks, True
     try:
         with recording() as events:
             for index, call in enumerate(calls):
@@ -341,6 +344,7 @@ def run_program(program: FuzzProgram, calls: list, backend="eager") -> Outcome:
                     outcome.message = f"call {index + 1} of {len(calls)} ({call.describe()}): {difference}"
                     break
     finally:
+        jit.config.debug_checks = checks
         jit.reset()
     outcome.graphs = counting.graphs
     outcome.breaks = sum(1 for e in events if e.topic == "breaks")

@@ -11,12 +11,15 @@ import dis
 import inspect
 import linecache
 import sys
+import weakref
 
 from guards import IdMatch
+from jitcore.config import config
 from jitcore.marks import is_disabled
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.opcodes import HANDLERS, UNSUPPORTED
 from jitcore.capture.prologues import unwrapped
+from jitcore.capture.opcodes.registry import StackEffectError
 from jitcore.capture.sources import (LocalSource, GlobalSource, ModuleGlobalSource, BuiltinSource, CellSource,
                                      AttrSource, ItemSource)
 from jitcore.capture.values import wrap
@@ -24,10 +27,15 @@ from jitcore.capture.values.cells import CellBox, RootCell
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.exception import ExceptionValue, TracedException, exception_from_break
 from jitcore.capture.values.function import bind_arguments
+from jitcore.capture.values.generator import GeneratorValue
 
-__all__ = ["FrameState", "CaptureInternalError", "StopCapture"]
+__all__ = ["FrameState", "CaptureInternalError", "StopCapture", "instructions_of", "exception_handler",
+           "clear_code_caches"]
 
-_INSTRUCTIONS: dict = {}
+#: code -> (instructions without CACHE entries, offset -> index); weak, so a dropped function frees its entry
+_INSTRUCTIONS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+#: code -> its exception-table entries
+_EXCEPTION_TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 class StopCapture(Exception):
@@ -46,25 +54,29 @@ class CaptureInternalError(Exception):
 
 def exception_handler(code, offset):
     """The exception-table entry covering `offset` (start, end, target, depth, lasti), or None."""
-    table = _HANDLERS.get(code)
+    table = _EXCEPTION_TABLES.get(code)
     if table is None:
-        table = _HANDLERS[code] = dis.Bytecode(code).exception_entries
+        table = _EXCEPTION_TABLES[code] = dis.Bytecode(code).exception_entries
     for entry in table:
         if entry.start <= offset < entry.end:
             return entry
     return None
 
 
-_HANDLERS: dict = {}
-
-
 def instructions_of(code):
+    """(instructions, offset -> index) of a code object, CACHE entries left out."""
     entry = _INSTRUCTIONS.get(code)
     if entry is None:
         insts = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
         entry = (insts, {inst.offset: index for index, inst in enumerate(insts)})
         _INSTRUCTIONS[code] = entry
     return entry
+
+
+def clear_code_caches() -> None:
+    """Forget every code object's instructions and exception table (jitcore.reset())."""
+    _INSTRUCTIONS.clear()
+    _EXCEPTION_TABLES.clear()
 
 
 class _Lazy:
@@ -118,7 +130,6 @@ class FrameState:
 
     # -- the loop ---------------------------------------------------------------------------------------------
     def run(self):
-        from jitcore.config import config
         check = config.debug_checks
         stop = self.ctx.stop_at if self.parent is None else None
         while not self.done:
@@ -163,7 +174,7 @@ class FrameState:
                         continue
                     raise TracedException(value, value.origin) from None
                 raise self._located(brk)
-            except CaptureInternalError:
+            except (CaptureInternalError, StackEffectError):
                 raise
             except RecursionError:
                 raise self._located(GraphBreak("recursion_limit", "Python recursion limit while tracing"))
@@ -198,12 +209,6 @@ class FrameState:
         stack = self.stack
         depth = len(stack)
         self.jumped = False
-        if handler.edits_stack:
-            handler.fn(self, inst)
-            # dis counts FOR_ITER's skipped END_FOR and not RETURN_GENERATOR's first sent value
-            if check and not (inst.opname == "FOR_ITER" and self.jumped) and inst.opname != "RETURN_GENERATOR":
-                _check_effect(inst, len(stack) - depth, self.jumped)
-            return
         args = []
         oparg = inst.arg
         for item in reversed(handler.signature.inputs):
@@ -228,7 +233,11 @@ class FrameState:
             else:
                 stack.append(out)
         if check:
-            _check_effect(inst, len(stack) - depth, self.jumped)
+            # the declared effect of this outcome (jump signature when it jumped), held against dis once
+            expected = handler.checked_effect(oparg, self.jumped)
+            if len(stack) - depth != expected:
+                raise StackEffectError(f"{inst.opname} (arg {oparg}) changed the stack by {len(stack) - depth}, "
+                                       f"its signature says {expected}")
 
     def _located(self, brk: GraphBreak) -> GraphBreak:
         if self.parent is None and getattr(brk, "root_offset", None) is None and not brk.whole_frame:
@@ -382,7 +391,6 @@ class FrameState:
         child = FrameState(self.ctx, code, fn_globals, bound, cells, parent=self, fn=fn)
         if code.co_flags & inspect.CO_GENERATOR:
             # not run now: each next() resumes it up to its next yield, when Python would
-            from jitcore.capture.values.generator import GeneratorValue
             child.is_generator = True
             generator = GeneratorValue(child)
             self.ctx.generators.append(generator)
@@ -414,11 +422,3 @@ _UNBOUND = _Unbound()
 def _builtins_of(fn_globals):
     b = fn_globals.get("__builtins__", __builtins__)
     return b if isinstance(b, dict) else vars(b)
-
-
-def _check_effect(inst, actual: int, jumped: bool) -> None:
-    expected = dis.stack_effect(inst.opcode, inst.arg if inst.opcode >= dis.HAVE_ARGUMENT else None, jump=jumped)
-    if actual != expected:
-        raise AssertionError(f"{inst.opname} (arg {inst.arg}) changed the stack by {actual}, dis says {expected}")
-
-

@@ -1,4 +1,5 @@
 """Public API behaviours beyond plain capture: disable, allow_in_graph, fullgraph, explain, fallbacks, strict."""
+import dataclasses
 import operator
 import os
 import shutil
@@ -173,8 +174,7 @@ def test_internal_capture_error_falls_back_once(monkeypatch, counting):
     def broken(state, inst, lhs, rhs):
         raise ZeroDivisionError("injected")
 
-    monkeypatch.setitem(HANDLERS, "BINARY_OP", type(handler)(handler.opname, broken, handler.signature,
-                                                              handler.jump_signature, handler.edits_stack))
+    monkeypatch.setitem(HANDLERS, "BINARY_OP", dataclasses.replace(handler, fn=broken))
 
     def f(x):
         return x + 1
@@ -194,8 +194,7 @@ def test_internal_error_raises_in_strict_mode(monkeypatch):
     def broken(state, inst, lhs, rhs):
         raise ZeroDivisionError("injected")
 
-    monkeypatch.setitem(HANDLERS, "BINARY_OP", type(handler)(handler.opname, broken, handler.signature,
-                                                              handler.jump_signature, handler.edits_stack))
+    monkeypatch.setitem(HANDLERS, "BINARY_OP", dataclasses.replace(handler, fn=broken))
     monkeypatch.setattr(config, "strict", True)
     with pytest.raises(jit.InternalError, match="injected"):
         jit.compile(lambda x: x + 1, backend="eager")(torch.randn(2))

@@ -9,12 +9,12 @@ from jitcore.capture.opcodes.registry import opcode
 from jitcore.capture.values import const
 
 
-@opcode("RETURN_GENERATOR", signature="--", edits_stack=True)
+@opcode("RETURN_GENERATOR", signature="-- sent")
 def return_generator(state, inst):
     """Pushes the value the first next() sends (None), which the following POP_TOP drops."""
     if not state.is_generator:
         raise GraphBreak("generator", "a generator frame outside generator tracing")
-    state.stack.append(const(None))
+    return const(None)
 
 
 @opcode("YIELD_VALUE", signature="value -- sent")

@@ -48,13 +48,12 @@ def get_iter(state, inst, iterable):
     return _iter(state, iterable)
 
 
-@opcode("FOR_ITER", signature="iter -- iter, next", edits_stack=True)
-def for_iter(state, inst):
-    """Exhausted: pop the iterator and jump past the END_FOR at the target (3.12 bytecodes.c FOR_ITER)."""
-    item = state.stack[-1].next_item(state)
+@opcode("FOR_ITER", signature="iterator -- iterator, next", jump="iterator --")
+def for_iter(state, inst, iterator):
+    """Exhausted: drop the iterator and jump past the END_FOR at the target (3.12 bytecodes.c FOR_ITER)."""
+    item = iterator.next_item(state)
     if item is None:
-        state.stack.pop()
         state.jump(inst)
         state.ip += 1
-    else:
-        state.stack.append(item)
+        return None
+    return iterator, item

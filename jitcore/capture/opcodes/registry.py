@@ -3,8 +3,12 @@
 `@opcode("BINARY_SUBSCR", "container, key -- item")`: the names left of `--` are popped (bottom first) and passed
 to the handler as positional parameters after (state, inst); `name[expr]` pops a list of `expr` items (expr may use
 `oparg`); `name if (expr)` exists only when expr holds. The handler returns the outputs: None for none, a value for
-one, a tuple for several. The loop pops and pushes; handlers never touch the stack (except those registered with
-`edits_stack=True`, whose real depth change the loop checks instead).
+one, a tuple for several. The loop pops and pushes; handlers never touch the stack. An instruction whose jump
+leaves the stack otherwise declares `jump=` too (same inputs: the loop pops before the handler decides).
+
+`Handler.effect(oparg, jumped)` is the declared depth change, the one source of truth for the interpreter's
+per-step check (config.debug_checks) and for codegen. `checked_effect` also holds it against CPython's
+`dis.stack_effect` once per (handler, oparg, jumped), allowing only the differences listed in `DIS_DIFFERENCES`.
 """
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ import dis
 import inspect
 import re
 
-__all__ = ["opcode", "HANDLERS", "Signature", "Handler", "UNSUPPORTED"]
+__all__ = ["opcode", "HANDLERS", "Signature", "Handler", "UNSUPPORTED", "DIS_DIFFERENCES", "StackEffectError"]
 
 _ITEM = re.compile(r"^(?P<name>\w+)(?:\[(?P<count>[^\]]+)\])?(?:\s+if\s+\((?P<cond>.+)\))?$")
 
@@ -79,6 +83,22 @@ class Signature:
         return list(stack[:depth]), inputs
 
 
+class StackEffectError(AssertionError):
+    """A handler's stack effect disagrees with its declared signature, or the declaration with CPython's.
+
+    Not a CaptureInternalError: under config.debug_checks it reaches the caller instead of a native fallback."""
+
+
+#: where the interpreter's stack model differs from dis.stack_effect on purpose:
+#: opname -> (difference when it falls through, difference when it jumps, why)
+DIS_DIFFERENCES = {
+    "FOR_ITER": (0, -2, "an exhausted FOR_ITER pops its iterator and jumps past the END_FOR at its target (3.12 "
+                        "bytecodes.c); dis counts the next item pushed and that END_FOR's two pops"),
+    "RETURN_GENERATOR": (1, 1, "the value the first next() sends is on the generator frame's stack when it resumes "
+                               "after this instruction; dis counts it nowhere"),
+}
+
+
 @dataclasses.dataclass(frozen=True)
 class Handler:
     opname: str
@@ -86,7 +106,37 @@ class Handler:
     signature: Signature
     #: signature when the instruction jumps, if it differs
     jump_signature: Signature | None
-    edits_stack: bool
+    #: (oparg, jumped) -> declared effect, filled by checked_effect once it agrees with dis
+    _checked: dict = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def effect(self, oparg, jumped: bool) -> int:
+        """The declared depth change of one execution (`jumped`: it took its jump)."""
+        sig = self.jump_signature if jumped and self.jump_signature is not None else self.signature
+        return sig.pushes(oparg) - sig.pops(oparg)
+
+    def checked_effect(self, oparg, jumped: bool) -> int:
+        """`effect`, first held against dis.stack_effect (StackEffectError when they disagree); cached."""
+        key = (oparg, jumped)
+        found = self._checked.get(key)
+        if found is None:
+            declared = self.effect(oparg, jumped)
+            expected = dis_effect(self.opname, oparg, jumped)
+            if declared != expected:
+                raise StackEffectError(f"{self.opname} (arg {oparg}{', jumping' if jumped else ''}) declares a stack "
+                                       f"effect of {declared}, dis says {expected} (signature "
+                                       f"{self.signature.text!r}, jump {self.jump_signature and self.jump_signature.text!r})")
+            found = self._checked[key] = declared
+        return found
+
+
+def dis_effect(opname: str, oparg, jumped: bool) -> int:
+    """dis.stack_effect of one execution, with the interpreter's DIS_DIFFERENCES applied."""
+    op = dis.opmap[opname]
+    effect = dis.stack_effect(op, oparg if op >= dis.HAVE_ARGUMENT else None, jump=jumped)
+    difference = DIS_DIFFERENCES.get(opname)
+    if difference is not None:
+        effect += difference[1 if jumped else 0]
+    return effect
 
 
 HANDLERS: dict[str, Handler] = {}
@@ -95,17 +145,18 @@ HANDLERS: dict[str, Handler] = {}
 UNSUPPORTED: dict[str, str] = {}
 
 
-def opcode(*opnames: str, signature: str, jump: str | None = None, edits_stack: bool = False):
-    """Register a handler for opnames with the given stack signature."""
+def opcode(*opnames: str, signature: str, jump: str | None = None):
+    """Register a handler for opnames with the given stack signature (and the one of its jump, if it differs)."""
     sig = Signature.parse(signature)
     jump_sig = Signature.parse(jump) if jump else None
+    if jump_sig is not None and "".join(jump.split("--")[0].split()) != "".join(signature.split("--")[0].split()):
+        raise ValueError(f"{opnames}: a jump signature pops what the signature pops (the loop pops first)")
 
     def register(fn):
         params = list(inspect.signature(fn).parameters)[2:]
-        if not edits_stack:
-            expected = [item.name for item in sig.inputs]
-            if params != expected:
-                raise TypeError(f"handler {fn.__name__} takes {params}, but its signature pops {expected}")
+        expected = [item.name for item in sig.inputs]
+        if params != expected:
+            raise TypeError(f"handler {fn.__name__} takes {params}, but its signature pops {expected}")
         for name in opnames:
             if name not in dis.opmap:
                 raise ValueError(f"{name} is not an opcode of this Python")
@@ -113,7 +164,7 @@ def opcode(*opnames: str, signature: str, jump: str | None = None, edits_stack: 
                 raise ValueError(f"{name} already has a handler ({HANDLERS[name].fn.__name__})")
             if name.lower() != fn.__name__ and len(opnames) == 1:
                 raise ValueError(f"handler for {name} must be named {name.lower()}, not {fn.__name__}")
-            HANDLERS[name] = Handler(name, fn, sig, jump_sig, edits_stack)
+            HANDLERS[name] = Handler(name, fn, sig, jump_sig)
         return fn
 
     return register

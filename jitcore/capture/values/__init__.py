@@ -157,21 +157,22 @@ def _wrap_code(state, value, source):
     return ConstantValue(value, source)
 
 
-_BY_TYPE = {t: _wrap_constant for t in CONSTANT_TYPES}
-_BY_TYPE[types.CodeType] = _wrap_code
-_BY_TYPE.update({
-    tuple: _wrap_tuple,
-    list: _wrap_list,
-    dict: _wrap_dict,
-    types.FunctionType: _wrap_function,
-    types.BuiltinFunctionType: _wrap_builtin,
-    types.MethodDescriptorType: _wrap_builtin,
-    types.WrapperDescriptorType: _wrap_builtin,
-    types.MethodWrapperType: _wrap_builtin,
-    types.ClassMethodDescriptorType: _wrap_builtin,
-    types.MethodType: _wrap_method,
-    types.ModuleType: _wrap_pymodule,
-})
+#: (exact type, wrapper) in the order the kinds claim them: a type claimed twice is a bug (test_opcode_table)
+_CLAIMS = [(t, _wrap_constant) for t in CONSTANT_TYPES] + [
+    (types.CodeType, _wrap_code),
+    (tuple, _wrap_tuple),
+    (list, _wrap_list),
+    (dict, _wrap_dict),
+    (types.FunctionType, _wrap_function),
+    (types.BuiltinFunctionType, _wrap_builtin),
+    (types.MethodDescriptorType, _wrap_builtin),
+    (types.WrapperDescriptorType, _wrap_builtin),
+    (types.MethodWrapperType, _wrap_builtin),
+    (types.ClassMethodDescriptorType, _wrap_builtin),
+    (types.MethodType, _wrap_method),
+    (types.ModuleType, _wrap_pymodule),
+]
+_BY_TYPE = dict(_CLAIMS)
 
 #: (priority, predicate, wrapper): higher priority first; used when the exact type is not in _BY_TYPE
 _BY_PREDICATE = sorted([
@@ -185,9 +186,9 @@ _BY_PREDICATE = sorted([
 ], key=lambda row: -row[0])
 
 
-def claimed_types() -> dict:
-    """type -> wrapper name, for the test that no type is claimed twice."""
-    return {t: w.__name__ for t, w in _BY_TYPE.items()}
+def claimed_types() -> list:
+    """(type, wrapper name) for every claim in order, for the test that no type is claimed twice."""
+    return [(t, w.__name__) for t, w in _CLAIMS]
 
 
 def wrap(state, value, source) -> Value:
