@@ -7,6 +7,7 @@ choose the seeds. A failure names each seed and the command that minimises it in
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import runpy
 
@@ -105,3 +106,22 @@ def test_fuzz_harness_catches_and_minimises_a_wrong_backend(tmp_path):
     assert len(reproducer["SOURCE"].splitlines()) < len(program.source.splitlines())
     assert replay(reproducer["SOURCE"], reproducer["PARAMS"], reproducer["CALLS"], reproducer["STATE"],
                   backend=shifted, seed=5) == 1
+
+
+def test_fuzz_runs_check_stack_effects(monkeypatch):
+    """Every fuzz run checks each step's stack effect, even where config leaves the checks off: a handler that
+    pushes more than its signature declares shows as a mismatch naming the StackEffectError."""
+    from jitcore.capture.opcodes import HANDLERS
+    from jitcore.config import config
+    real = HANDLERS["RETURN_VALUE"]
+
+    def return_value(state, inst, retval):
+        real.fn(state, inst, retval)
+        return retval
+
+    monkeypatch.setattr(config, "debug_checks", False)
+    monkeypatch.setitem(HANDLERS, "RETURN_VALUE", dataclasses.replace(real, fn=return_value))
+    outcome = check_seed(5, timeout_s=TIMEOUT_S)
+    assert outcome.kind == "mismatch", outcome
+    assert "StackEffectError" in outcome.message and "RETURN_VALUE" in outcome.message
+    assert config.debug_checks is False
