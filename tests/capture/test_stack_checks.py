@@ -4,6 +4,7 @@ A handler whose declared signature disagrees with dis.stack_effect, or whose out
 signature, raises StackEffectError out of the compiled call (not a native fallback that would hide it).
 """
 import dataclasses
+import os
 
 import pytest
 import torch
@@ -19,10 +20,13 @@ def _negate(x):
 
 
 def _replace(monkeypatch, opname, **changes):
+    monkeypatch.setattr(config, "debug_checks", True)  # on already, unless a run asked JITCORE_DEBUG=0
     monkeypatch.setitem(HANDLERS, opname, dataclasses.replace(HANDLERS[opname], **changes))
 
 
 def test_checks_are_on_in_every_test_run():
+    if os.environ.get("JITCORE_DEBUG") == "0":
+        pytest.skip("this run turned the checks off (JITCORE_DEBUG=0)")
     assert config.debug_checks
 
 
@@ -63,7 +67,9 @@ def test_wrong_jump_signature_is_caught(monkeypatch):
         jit.compile(f, backend="eager")(torch.ones(2), 3)
 
 
-def test_checks_pass_through_inlined_frames_and_generators(counting):
+def test_checks_pass_through_inlined_frames_and_generators(monkeypatch, counting):
+    monkeypatch.setattr(config, "debug_checks", True)
+
     def gen(n):
         for i in range(n):
             yield i
