@@ -4,6 +4,9 @@
 symbolic stack and symbolic locals of values (capture/values). Handlers come from capture/opcodes; a handler that
 cannot continue raises GraphBreak. Calls to user functions run in a child FrameState sharing the CaptureContext.
 Entry point: `FrameState.root(ctx, args)` then `.run()` -> the returned value.
+The loop pops each handler's declared inputs and pushes what it returns; with config.debug_checks (on in every test
+and fuzz run) it holds each step's depth change to the declared effect of the outcome (registry.Handler.effect).
+Calls nested deeper than the context's max_inline_depth break the graph (recursion_limit).
 """
 from __future__ import annotations
 
