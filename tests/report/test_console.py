@@ -1,5 +1,6 @@
 """The live console: quiet by default, topics selected by config.log, one tidy block per event at any width,
 each message once per location, a spinner only on terminals, and a plain line when rendering fails."""
+import dataclasses
 import io
 import os
 import time
@@ -92,8 +93,7 @@ def test_fallback_after_an_internal_error_is_shown_even_when_quiet(monkeypatch):
     def broken(state, inst, lhs, rhs):
         raise ZeroDivisionError("injected")
 
-    monkeypatch.setitem(HANDLERS, "BINARY_OP", type(handler)(handler.opname, broken, handler.signature,
-                                                              handler.jump_signature, handler.edits_stack))
+    monkeypatch.setitem(HANDLERS, "BINARY_OP", dataclasses.replace(handler, fn=broken))
     text = _printed(80, lambda: jit.compile(_adds, backend="eager")(torch.ones(2)))
     assert "jitcore · fallback  _adds()" in text
     assert "internal error during capture: CaptureInternalError" in text and "injected" in text
