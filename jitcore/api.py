@@ -12,13 +12,16 @@ import types
 import torch
 
 import backends
+from jitcore.capture.interpreter import clear_code_caches
+from jitcore.codegen import resume
 from jitcore.config import config
 from jitcore.errors import InvalidArgumentError, UnknownBackendError
 from jitcore.explaining import explain_call
-from jitcore.report import console as _console  # noqa: F401  (subscribes the console to jitcore.events)
+from jitcore.report import console as _console  # subscribes the console to jitcore.events
 from jitcore.runtime.cache import Options, STATS
 from jitcore.runtime.install import compiled_function, INTERCEPTOR, ALL_CACHES
 from jitcore.marks import mark_disabled, allow_in_graph as _mark_allowed, is_compiling
+from jitcore.runtime import resume_fns
 from jitcore.runtime.registry import REGISTRY
 
 __all__ = ["compile", "register", "unregister", "enabled", "explain", "reset", "disable", "allow_in_graph",
@@ -243,9 +246,6 @@ def explain(fn, *args, **kwargs):
 
 def reset() -> None:
     """Drop every cache entry and restore every function swapped by an open enabled() block."""
-    from jitcore.runtime import resume_fns
-    from jitcore.codegen import resume
-    from jitcore.capture.interpreter import clear_code_caches
     for cache in list(ALL_CACHES):
         cache.clear()
     INTERCEPTOR.restore_all()
@@ -253,7 +253,6 @@ def reset() -> None:
     resume.clear()
     STATS.clear()
     clear_code_caches()
-    from jitcore.report.console import reset_seen
-    reset_seen()
+    _console.reset_seen()
 
 

@@ -41,14 +41,11 @@ ALLOWED = {
 LAZY_MARK = "# lazy:"
 
 #: Modules (and packages: every module under them) still allowed inner imports of jitcore without `# lazy:`,
-#: because other parts of issue 12 are removing them in parallel (the values/calls helpers in capture/values,
-#: "checks" in capture/interpreter.py and in api.reset(), "cache" in runtime/cache.py). The lead empties it after
-#: merging; an entry that is no longer needed fails test_the_pending_list_only_names_modules_that_still_need_it,
-#: so the list can only shrink.
+#: because other parts of issue 12 are removing them in parallel (the values/calls helpers in capture/values).
+#: The lead empties it after merging; an entry that is no longer needed fails
+#: test_the_pending_list_only_names_modules_that_still_need_it, so the list can only shrink.
 PENDING_INNER_IMPORTS = frozenset({
-    "jitcore.api",
     "jitcore.capture.values",
-    "jitcore.capture.interpreter",
 })
 
 
