@@ -57,7 +57,8 @@ class Config:
     log: frozenset = frozenset()
     #: raise internal errors and backend failures instead of falling back to native execution
     strict: bool = False
-    #: check every handler's stack effect against dis.stack_effect while capturing
+    #: check each interpreted step's stack effect against its handler's declared signature, and each signature
+    #: once against dis.stack_effect (JITCORE_DEBUG=1; tests/conftest.py turns it on for every test run)
     debug_checks: bool = False
     #: default recompile limit per function
     cache_limit: int = 8
