@@ -113,9 +113,8 @@ def _successors(code, inst, kinds: tuple, bound: dict) -> tuple:
         target = insts[index_of[inst.argval]]
         after = _after(handler.jump_signature or handler.signature, inst.arg, kinds)
         if target.opname == "END_FOR":
-            # an exhausted FOR_ITER jumps past the END_FOR it names (3.12 bytecodes.c: JUMPBY(oparg + 1)); dis
-            # counts that END_FOR's pops as part of the jump
-            after = _after(HANDLERS["END_FOR"].signature, None, after)
+            # an exhausted FOR_ITER jumps past the END_FOR it names (3.12 bytecodes.c: JUMPBY(oparg + 1)); its
+            # jump signature is the stack there (registry.DIS_DIFFERENCES: dis counts that END_FOR's pops)
             target = insts[index_of[target.offset] + 1]
         jump = _successor(code, target.offset, after, bound)
     return fall, jump

@@ -24,6 +24,21 @@ def test_an_exhausted_for_iter_continues_past_its_end_for_with_the_iterator_popp
     assert jump.offset == insts[end_for + 1].offset and jump.kinds == () and jump.live == {"done"}
 
 
+def _nested(rows, done):
+    for row in rows:
+        for x in row:
+            print(x)
+    return done
+
+
+def test_an_exhausted_inner_for_iter_keeps_the_outer_iterator():
+    code = _nested.__code__
+    inner = [i for i in dis.get_instructions(code) if i.opname == "FOR_ITER"][1]
+    fall, jump = _successors(code, inner, ("value", "value"), {"rows": 1, "done": 2})
+    assert fall.kinds == ("value", "value", "value")
+    assert jump.kinds == ("value",)
+
+
 def _method_load(obj):
     return obj.run()
 
