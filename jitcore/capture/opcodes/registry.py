@@ -17,6 +17,8 @@ import dis
 import inspect
 import re
 
+from jitcore.errors import InternalError
+
 __all__ = ["opcode", "HANDLERS", "Signature", "Handler", "UNSUPPORTED", "DIS_DIFFERENCES", "StackEffectError"]
 
 _ITEM = re.compile(r"^(?P<name>\w+)(?:\[(?P<count>[^\]]+)\])?(?:\s+if\s+\((?P<cond>.+)\))?$")
@@ -83,10 +85,11 @@ class Signature:
         return list(stack[:depth]), inputs
 
 
-class StackEffectError(AssertionError):
+class StackEffectError(InternalError):
     """A handler's stack effect disagrees with its declared signature, or the declaration with CPython's.
 
-    Not a CaptureInternalError: under config.debug_checks it reaches the caller instead of a native fallback."""
+    An InternalError that is never contained: under config.debug_checks it reaches the caller instead of a native
+    fallback (the interpreter and the runtime let every JitError through)."""
 
 
 #: where the interpreter's stack model differs from dis.stack_effect on purpose:
