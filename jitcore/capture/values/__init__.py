@@ -14,22 +14,21 @@ import torch
 
 from guards import TensorMatch, TypeMatch, IdMatch, EqualsMatch, LengthMatch, DictKeysMatch
 from jitcore.capture.breaks import GraphBreak
-from jitcore.marks import is_disabled
 from jitcore.capture.sources import ItemSource
+from jitcore.capture.values import constructors, torch_rules  # noqa: F401 (they register their call rules)
 from jitcore.capture.values.base import Value, NOT_CONSTANT, NULL, NullValue
-from jitcore.capture.values.builtins import BuiltinValue, is_builtin_rule
+from jitcore.capture.values.builtins import BuiltinValue
+from jitcore.capture.values.call_rules import Meaning, first_rule
 from jitcore.capture.values.constant import ConstantValue, CONSTANT_TYPES, const
-from jitcore.capture.values.function import (LOOKASIDES, LookasideValue, _fill_lookasides, UserFunctionValue, TorchFunctionValue,
-                                             UserMethodValue, PartialValue)
+from jitcore.capture.values.function import (LookasideValue, UserFunctionValue, TorchFunctionValue, UserMethodValue,
+                                             PartialValue)
 from jitcore.capture.values.user_object import UserObjectValue, is_plain_instance
 from jitcore.capture.values.mapping import DictValue
 from jitcore.capture.values.module import ModuleValue
 from jitcore.capture.values.objects import PythonModuleValue, ClassValue, is_trusted_module
 from jitcore.capture.values.opaque import OpaqueValue, NativeFunctionValue
-from jitcore.capture.values.torch_rules import native_kind
 from jitcore.capture.values.sequence import TupleValue, ListValue
 from jitcore.capture.values.tensor import TensorValue
-from jitcore.capture.values.torch_rules import is_graph_callable
 
 __all__ = ["wrap", "Value", "NOT_CONSTANT", "NULL", "NullValue", "const", "claimed_types"]
 
@@ -99,35 +98,25 @@ def _wrap_module(state, value, source):
     return ModuleValue(value, source)
 
 
-def _wrap_function(state, value, source):
-    if value in LOOKASIDES:
-        return LookasideValue(value, source)
-    if is_graph_callable(value):
-        return TorchFunctionValue(value, source)
-    _guard(state, source, IdMatch(value))
-    if is_disabled(value):
-        return OpaqueValue(value, source)
-    native = native_kind(value)
-    if native is not None:
-        return NativeFunctionValue(value, source, native)
-    return UserFunctionValue(value, source)
+#: the value kind for a callable, by the meaning of its first call rule (NATIVE also takes the rule's break kind)
+_CALLABLE_KINDS = {Meaning.GRAPH: TorchFunctionValue, Meaning.LOOKASIDE: LookasideValue, Meaning.BUILTIN: BuiltinValue,
+                   Meaning.INLINE: UserFunctionValue, Meaning.OPAQUE: OpaqueValue}
 
 
-def _wrap_builtin(state, value, source):
-    if value in LOOKASIDES:
-        return LookasideValue(value, source)
-    if is_graph_callable(value):
-        return TorchFunctionValue(value, source)
+def _wrap_callable(state, value, source):
+    """A function or builtin: the value kind its call rule asks for, guarded by identity."""
+    rule = first_rule(value)
+    if rule.meaning in (Meaning.LOOKASIDE, Meaning.GRAPH):
+        return _CALLABLE_KINDS[rule.meaning](value, source)
     owner = getattr(value, "__self__", None)
-    if owner is None or isinstance(owner, (types.ModuleType, type)):
-        _guard(state, source, IdMatch(value))
-    else:
+    if owner is not None and not isinstance(owner, (types.ModuleType, type)):
         # a builtin method bound to an instance is a fresh object on every read: identity never matches
         _guard(state, source, TypeMatch(type(value)))
         return OpaqueValue(value, source)
-    if is_builtin_rule(value) or value is print:
-        return BuiltinValue(value, source)
-    return OpaqueValue(value, source)
+    _guard(state, source, IdMatch(value))
+    if rule.meaning is Meaning.NATIVE:
+        return NativeFunctionValue(value, source, rule.break_kind)
+    return _CALLABLE_KINDS[rule.meaning](value, source)
 
 
 def _wrap_method(state, value, source):
@@ -163,12 +152,12 @@ _CLAIMS = [(t, _wrap_constant) for t in CONSTANT_TYPES] + [
     (tuple, _wrap_tuple),
     (list, _wrap_list),
     (dict, _wrap_dict),
-    (types.FunctionType, _wrap_function),
-    (types.BuiltinFunctionType, _wrap_builtin),
-    (types.MethodDescriptorType, _wrap_builtin),
-    (types.WrapperDescriptorType, _wrap_builtin),
-    (types.MethodWrapperType, _wrap_builtin),
-    (types.ClassMethodDescriptorType, _wrap_builtin),
+    (types.FunctionType, _wrap_callable),
+    (types.BuiltinFunctionType, _wrap_callable),
+    (types.MethodDescriptorType, _wrap_callable),
+    (types.WrapperDescriptorType, _wrap_callable),
+    (types.MethodWrapperType, _wrap_callable),
+    (types.ClassMethodDescriptorType, _wrap_callable),
     (types.MethodType, _wrap_method),
     (types.ModuleType, _wrap_pymodule),
 ]
@@ -231,4 +220,3 @@ def _wrap_partial(state, value, source):
 
 
 _BY_TYPE[functools.partial] = _wrap_partial
-_fill_lookasides()

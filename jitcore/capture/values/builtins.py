@@ -1,7 +1,8 @@
-"""Python's builtin functions and operator/math helpers applied to values.
+"""Python's builtin functions and operator/math helpers applied to values, registered as call rules.
 
-A builtin whose arguments are all constants runs at capture time when it is pure. Otherwise a rule in `_RULES`
-says what the builtin means for values (len -> length, isinstance -> the value's Python type, ...).
+Each builtin here gets one rule (values/call_rules.py, meaning BUILTIN): its handler says what the builtin means for
+values (len -> length, isinstance -> the value's Python type, ...); where the handler has no answer, a pure builtin
+whose arguments are all constants runs at capture time.
 """
 from __future__ import annotations
 
@@ -14,12 +15,16 @@ import torch
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value, NOT_CONSTANT, KnownObjectValue
+from jitcore.capture.values.call_rules import CallRule, Meaning, KNOWN_CALLABLE, register_callable, call
 from jitcore.capture.values.constant import ConstantValue, const, fold
+from jitcore.capture.values.function import PartialValue
 from jitcore.capture.values.generator import is_lazy, LazyIteratorValue
+from jitcore.capture.values.objects import ClassValue
 from jitcore.capture.values.sequence import TupleValue, ListValue, IteratorValue
 from jitcore.capture.values.mapping import DictValue
+from jitcore.capture.values.super_lookup import super_attribute
 
-__all__ = ["BuiltinValue", "construct", "apply_binary", "is_builtin_rule"]
+__all__ = ["BuiltinValue", "apply_binary"]
 
 #: builtins that are pure functions of constant arguments
 _PURE = {abs, min, max, sum, len, int, float, bool, str, round, divmod, pow, repr, hash, tuple, list, dict, set,
@@ -34,19 +39,38 @@ _OPERATOR_BINARY = {getattr(operator, n): n for n in (
 _OPERATOR_UNARY = {operator.neg: "neg", operator.pos: "pos", operator.invert: "invert", abs: "abs",
                    operator.abs: "abs", operator.not_: "not_"}
 
-_RULES = {}
+#: builtins registered with a handler (the rest of _PURE is registered as fold-only at the end of the module)
+_HANDLED = set()
+
+
+def _register(fn, handler) -> None:
+    _HANDLED.add(fn)
+    register_callable(fn, KNOWN_CALLABLE, CallRule(getattr(fn, "__name__", repr(fn)), Meaning.BUILTIN,
+                                                   _builtin_call(handler, fn in _PURE)))
+
+
+def _builtin_call(handler, pure: bool):
+    """The rule's handler: the builtin's own handler, then folding when pure; it always answers."""
+    def run(state, fn, args, kwargs):
+        if handler is not None:
+            result = handler(state, *args, **kwargs)
+            if result is not NotImplemented:
+                return result
+        if pure:
+            a = [v.constant() for v in args]
+            k = {n: v.constant() for n, v in kwargs.items()}
+            if NOT_CONSTANT not in a and NOT_CONSTANT not in k.values():
+                return const(fold(state, fn, *a, **k))
+        raise GraphBreak("unsupported_call", f"builtin {getattr(fn, '__name__', fn)} on these arguments")
+    return run
 
 
 def _rule(*fns):
     def register(handler):
         for fn in fns:
-            _RULES[fn] = handler
+            _register(fn, handler)
         return handler
     return register
-
-
-def is_builtin_rule(fn) -> bool:
-    return fn in _RULES or fn in _PURE
 
 
 def apply_binary(state, op: str, a: Value, b: Value) -> Value:
@@ -85,20 +109,7 @@ class BuiltinValue(KnownObjectValue):
         return self.fn
 
     def call(self, state, args, kwargs):
-        fn = self.fn
-        handler = _RULES.get(fn)
-        if handler is not None:
-            result = handler(state, *args, **kwargs)
-            if result is not NotImplemented:
-                return result
-        if fn in _PURE:
-            a = [v.constant() for v in args]
-            k = {n: v.constant() for n, v in kwargs.items()}
-            if NOT_CONSTANT not in a and NOT_CONSTANT not in k.values():
-                return const(fold(state, fn, *a, **k))
-        if fn is print:
-            raise GraphBreak("print_or_io", "print()")
-        raise GraphBreak("unsupported_call", f"builtin {getattr(fn, '__name__', fn)} on these arguments")
+        return call(state, self.fn, args, kwargs)
 
     def as_fx_arg(self, state):
         return self.fn
@@ -129,19 +140,20 @@ def _isinstance(state, obj, classinfo):
 def _type(state, obj, *rest):
     if rest:
         return NotImplemented
-    from jitcore.capture.values.objects import ClassValue
     return ClassValue(obj.python_type())
 
 
 for _fn, _name in _OPERATOR_BINARY.items():
-    _RULES[_fn] = (lambda n: lambda state, a, b: apply_binary(state, n, a, b))(_name)
+    _register(_fn, (lambda n: lambda state, a, b: apply_binary(state, n, a, b))(_name))
 for _fn, _name in _OPERATOR_UNARY.items():
-    _RULES[_fn] = (lambda n: lambda state, a: a.unary_op(state, n) if n != "not_" else const(not a.truth(state)))(_name)
-_RULES[operator.getitem] = lambda state, a, b: a.getitem(state, b)
-_RULES[operator.contains] = lambda state, a, b: a.contains(state, b)
-_RULES[operator.is_] = lambda state, a, b: _is(state, a, b)
-_RULES[operator.is_not] = lambda state, a, b: const(not _is(state, a, b).constant())
-_RULES[operator.truth] = lambda state, a: const(a.truth(state))
+    if _fn is not abs:  # abs has its own rule below
+        _register(_fn, (lambda n: lambda state, a: a.unary_op(state, n) if n != "not_"
+                        else const(not a.truth(state)))(_name))
+_register(operator.getitem, lambda state, a, b: a.getitem(state, b))
+_register(operator.contains, lambda state, a, b: a.contains(state, b))
+_register(operator.is_, lambda state, a, b: _is(state, a, b))
+_register(operator.is_not, lambda state, a, b: const(not _is(state, a, b).constant()))
+_register(operator.truth, lambda state, a: const(a.truth(state)))
 
 
 def _is(state, a, b):
@@ -173,7 +185,6 @@ def _reduce(state, fn, iterable, *initial):
 
 @_rule(functools.partial)
 def _partial(state, fn, *args, **kwargs):
-    from jitcore.capture.values.function import PartialValue
     return PartialValue(fn, list(args), dict(kwargs))
 
 
@@ -231,7 +242,6 @@ class SuperValue(Value):
         return super
 
     def getattr(self, state, name):
-        from jitcore.capture.values.super_lookup import super_attribute
         return super_attribute(state, self.cls, self.obj, name)
 
 
@@ -299,8 +309,8 @@ def _extreme(fn):
     return handler
 
 
-_RULES[min] = _extreme(min)
-_RULES[max] = _extreme(max)
+_register(min, _extreme(min))
+_register(max, _extreme(max))
 
 
 @_rule(tuple)
@@ -438,8 +448,8 @@ def _truth_reduce(want_any):
     return handler
 
 
-_RULES[any] = _truth_reduce(True)
-_RULES[all] = _truth_reduce(False)
+_register(any, _truth_reduce(True))
+_register(all, _truth_reduce(False))
 
 
 @_rule(int, float, bool, complex)
@@ -461,55 +471,5 @@ def _print(state, *args, **kwargs):
     raise GraphBreak("print_or_io", "print()")
 
 
-def construct(state, cls, args, kwargs):
-    """`cls(*args, **kwargs)` for a class value."""
-    from jitcore.capture.values.context import context_for
-    from jitcore.capture.values.user_object import NewObjectValue, constructible, class_lookup, _MISSING
-    if cls in _RULES or cls in _PURE:
-        return BuiltinValue(cls).call(state, args, kwargs)
-    region = context_for(state, cls, args, kwargs)
-    if region is not None:
-        return region
-    if cls in (torch.Size, torch.device, torch.dtype, torch.finfo, torch.iinfo):
-        a = [v.constant() for v in args]
-        if NOT_CONSTANT not in a and not kwargs:
-            return const(fold(state, cls, *a))
-    if isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields"):
-        names = list(cls._fields)
-        bound = list(args) + [None] * (len(names) - len(args))
-        for k, v in kwargs.items():
-            if k not in names:
-                raise GraphBreak("user_exception", f"TypeError: {cls.__name__}() got an unexpected keyword '{k}'")
-            bound[names.index(k)] = v
-        defaults = getattr(cls, "_field_defaults", {})
-        for i, name in enumerate(names):
-            if bound[i] is None:
-                if name not in defaults:
-                    raise GraphBreak("user_exception", f"TypeError: {cls.__name__}() missing argument '{name}'")
-                bound[i] = const(defaults[name])
-        return TupleValue(bound, tuple_type=cls)
-    if isinstance(cls, type) and issubclass(cls, torch.nn.Module):
-        raise GraphBreak("unsupported_call", f"creating a {cls.__qualname__} module inside a compiled function")
-    from jitcore.capture.values.exception import exception_constructible, construct_exception
-    if exception_constructible(cls):
-        return construct_exception(state, cls, args, kwargs)
-    from jitcore.capture.values.dict_object import NewDictObjectValue, dict_constructible
-    if dict_constructible(cls):
-        obj = NewDictObjectValue(cls)
-        init = class_lookup(cls, "__init__")
-        if isinstance(init, types.FunctionType):
-            state.inline_call(init, [obj, *args], kwargs)
-        else:
-            obj.builtin_call_method(state, "__init__", args, kwargs)
-        return obj
-    if constructible(cls):
-        obj = NewObjectValue(cls)
-        init = class_lookup(cls, "__init__")
-        if init is not _MISSING and init is not object.__init__:
-            if not hasattr(init, "__code__"):
-                raise GraphBreak("unsupported_call", f"{cls.__qualname__}.__init__ is not a Python function")
-            state.inline_call(init, [obj, *args], kwargs)
-        elif args or kwargs:
-            raise GraphBreak("user_exception", f"TypeError: {cls.__qualname__}() takes no arguments")
-        return obj
-    raise GraphBreak("unsupported_call", f"creating a {getattr(cls, '__qualname__', cls)} object")
+for _fn in _PURE - _HANDLED:
+    _register(_fn, None)

@@ -12,7 +12,13 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value
 from jitcore.capture.values.constant import const
 
-__all__ = ["GradModeValue", "AutocastValue", "ExitValue", "context_for"]
+__all__ = ["GradModeValue", "AutocastValue", "ExitValue", "context_for", "REGION_CLASSES"]
+
+_AUTOCAST_CLASSES = tuple(dict.fromkeys(c for c in (torch.autocast, torch.amp.autocast,
+                                                    getattr(torch.cpu.amp, "autocast", None),
+                                                    getattr(torch.cuda.amp, "autocast", None)) if c is not None))
+#: the classes `context_for` models
+REGION_CLASSES = (torch.no_grad, torch.enable_grad, torch.set_grad_enabled, *_AUTOCAST_CLASSES)
 
 
 class _RegionValue(Value):
@@ -136,8 +142,7 @@ def context_for(state, cls, args, kwargs):
         previous = torch.is_grad_enabled()
         _set_grad(state, mode)
         return GradModeValue(mode, cls, previous)
-    if cls in (torch.autocast, torch.amp.autocast, getattr(torch.cpu.amp, "autocast", None),
-               getattr(torch.cuda.amp, "autocast", None)):
+    if cls in _AUTOCAST_CLASSES:
         return _autocast(state, cls, args, kwargs)
     return None
 

@@ -10,26 +10,19 @@ import types
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value, NOT_CONSTANT, KnownObjectValue
+from jitcore.capture.values.call_rules import call
 from jitcore.capture.values.constant import const, fold
-from jitcore.capture.values.tensor import graph_call
 
-__all__ = ["LOOKASIDES", "LookasideValue", "PartialValue", "UserFunctionValue", "TorchFunctionValue", "BoundMethodValue", "UserMethodValue", "NestedFunctionValue"]
-
-
-#: functions whose meaning while tracing differs from running them: fn -> handler(state, args, kwargs) -> Value
-LOOKASIDES: dict = {}
-
-
-def _fill_lookasides():
-    from jitcore.capture.values.torch_rules import register_lookasides
-    register_lookasides(LOOKASIDES)
+__all__ = ["LookasideValue", "PartialValue", "UserFunctionValue", "TorchFunctionValue", "BoundMethodValue", "UserMethodValue", "NestedFunctionValue"]
 
 
 class LookasideValue(KnownObjectValue):
+    """A function whose meaning while tracing differs from running it (its call rule is jitcore's own code)."""
+
     __slots__ = ()
 
     def call(self, state, args, kwargs):
-        return LOOKASIDES[self.fn](state, args, kwargs)
+        return call(state, self.fn, args, kwargs)
 
 
 class UserFunctionValue(KnownObjectValue):
@@ -154,9 +147,7 @@ class TorchFunctionValue(KnownObjectValue):
         return super().getattr(state, name)
 
     def call(self, state, args, kwargs):
-        from jitcore.capture.values.torch_rules import check_torch_call
-        check_torch_call(self.fn)
-        return graph_call(state, "call_function", self.fn, args, kwargs)
+        return call(state, self.fn, args, kwargs)
 
     def as_fx_arg(self, state):
         return self.fn

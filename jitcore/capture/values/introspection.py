@@ -12,6 +12,8 @@ import types
 from guards import IdMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource
+from jitcore.capture.values.constant import ConstantValue
+from jitcore.capture.values.function import UserFunctionValue, UserMethodValue
 
 __all__ = ["signature_lookaside"]
 
@@ -20,9 +22,7 @@ class _AnyInstance:
     """A stand-in `self` for binding a method's function: a bound method's signature never depends on self."""
 
 
-def signature_lookaside(state, args, kwargs):
-    from jitcore.capture.values.constant import ConstantValue
-    from jitcore.capture.values.function import UserFunctionValue, UserMethodValue
+def signature_lookaside(state, fn, args, kwargs):
     if len(args) != 1 or kwargs:
         raise GraphBreak("unsupported_call", "inspect.signature() with options")
     target = args[0]

@@ -10,6 +10,7 @@ import types
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource
 from jitcore.capture.values.base import Value, NOT_CONSTANT
+from jitcore.capture.values.call_rules import call
 from jitcore.capture.values.constant import const
 
 __all__ = ["PythonModuleValue", "ClassValue", "is_trusted_module"]
@@ -100,8 +101,7 @@ class ClassValue(Value):
         return super().length(state)
 
     def call(self, state, args, kwargs):
-        from jitcore.capture.values.builtins import construct
-        return construct(state, self.cls, args, kwargs)
+        return call(state, self.cls, args, kwargs)
 
     def as_fx_arg(self, state):
         return self.cls

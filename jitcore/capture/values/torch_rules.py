@@ -1,18 +1,28 @@
-"""Which callables from torch become graph nodes, and which must run in Python.
+"""Call rules for torch and the standard library: which callables become graph nodes, which run in Python, and
+jitcore's own meaning for the functions torch consults about tracing (`torch.compiler.is_compiling()` ...).
 
 A callable defined in one of torch's operator namespaces (torch, torch.nn.functional, torch.linalg, ...) or a
-Tensor method is put in the graph. Functions that change process state (seeding, set_*, I/O) break the graph.
+Tensor method is put in the graph. Functions that change process state (seeding, set_*, I/O) break the graph. All of
+it is registered into the call-rule registry (values/call_rules.py) when this module is imported.
 """
 from __future__ import annotations
 
+import inspect
 import sys
+import types
 
 import torch
+import torch._utils
+import torch.overrides
 
 from jitcore.capture.breaks import GraphBreak
-from jitcore.marks import is_allowed_in_graph, is_compiling
+from jitcore.capture.values.call_rules import (CallRule, Meaning, register_callable, register_predicate, graph_node,
+                                               KNOWN_CALLABLE, TORCH_OPERATOR, NATIVE_LIBRARY)
+from jitcore.capture.values.constant import const
+from jitcore.capture.values.introspection import signature_lookaside
+from jitcore.marks import is_compiling
 
-__all__ = ["is_graph_callable", "check_torch_call", "native_kind"]
+__all__ = ["is_torch_operator"]
 
 #: standard-library modules whose Python functions are traced like user code (pure helpers, no I/O)
 _INLINED_STDLIB = frozenset({"functools", "dataclasses", "typing", "enum", "abc", "collections", "operator",
@@ -31,9 +41,8 @@ _GRAPH_MODULES = frozenset({
 _STATEFUL_PREFIXES = ("set_", "manual_seed", "seed", "initial_seed", "save", "load", "use_deterministic",
                       "compile", "get_rng_state", "from_numpy", "from_file", "frombuffer", "cond", "vmap")
 
-def is_graph_callable(fn) -> bool:
-    if is_allowed_in_graph(fn):
-        return True
+
+def is_torch_operator(fn) -> bool:
     objclass = getattr(fn, "__objclass__", None)
     if objclass is not None:
         return objclass is torch._C.TensorBase or objclass is torch.Tensor
@@ -44,19 +53,17 @@ def is_graph_callable(fn) -> bool:
     return module in _GRAPH_MODULES and not isinstance(fn, type)
 
 
-def check_torch_call(fn) -> None:
-    """Break before calling a torch function whose effect is outside the graph."""
-    if is_allowed_in_graph(fn):
-        return
+def _torch_call(state, fn, args, kwargs):
+    """A graph node, except for a torch function whose effect is outside the graph: that breaks."""
     name = getattr(fn, "__name__", "")
     if name.startswith(_STATEFUL_PREFIXES):
         raise GraphBreak("unsupported_call", f"torch.{name} changes process state, so it runs in Python")
+    return graph_node(state, fn, args, kwargs)
 
 
-def _no_torch_function(state, args, kwargs):
+def _no_torch_function(state, fn, args, kwargs):
     """torch.overrides.has_torch_function*: False unless an argument is a tensor subclass that overrides
     __torch_function__ (then the frame is not modelled)."""
-    from jitcore.capture.values.constant import const
     values = list(args)
     for value in list(values):
         if not value.is_tensor():
@@ -69,39 +76,45 @@ def _no_torch_function(state, args, kwargs):
     return const(False)
 
 
-def _compiling(state, args, kwargs):
+def _compiling(state, fn, args, kwargs):
     """torch.compiler.is_compiling() and friends: True inside traced code, as under torch.compile, so libraries
     written for torch.compile take their capture-friendly paths (natively run code still sees False)."""
-    from jitcore.capture.values.constant import const
     return const(True)
 
 
-def _not_tracing(state, args, kwargs):
+def _not_tracing(state, fn, args, kwargs):
     """torch.jit.is_tracing() / torch._C._is_tracing(): jitcore's capture is not a TorchScript trace."""
-    from jitcore.capture.values.constant import const
     return const(False)
 
 
-def register_lookasides(table: dict) -> None:
-    import torch.overrides as overrides
-    for fn in (overrides.has_torch_function, overrides.has_torch_function_unary,
-               overrides.has_torch_function_variadic):
-        table[fn] = _no_torch_function
-    import torch._utils
-    for fn in (torch.compiler.is_compiling, getattr(torch.compiler, "is_dynamo_compiling", None),
-               getattr(torch._utils, "is_compiling", None), is_compiling):
-        if fn is not None:
-            table[fn] = _compiling
-    table[torch.jit.is_tracing] = table[torch._C._is_tracing] = _not_tracing
-    import inspect
-    from jitcore.capture.values.introspection import signature_lookaside
-    table[inspect.signature] = signature_lookaside
-
-
-def native_kind(fn):
-    """The break kind for calling fn when it must run natively (a standard-library function), else None."""
+def _native_root(fn):
+    """The standard-library package of a Python function that must run natively, else None."""
+    if not isinstance(fn, types.FunctionType):
+        return None
     module = getattr(fn, "__module__", None) or ""
     root = module.split(".", 1)[0]
     if not root or root not in sys.stdlib_module_names or root in _INLINED_STDLIB:
         return None
-    return "print_or_io" if root in _IO_STDLIB else "unsupported_call"
+    return root
+
+
+def _lookaside(name, handler, *fns):
+    rule = CallRule(name, Meaning.LOOKASIDE, handler)
+    for fn in fns:
+        if fn is not None:
+            register_callable(fn, KNOWN_CALLABLE, rule)
+
+
+_lookaside("has_torch_function", _no_torch_function, torch.overrides.has_torch_function,
+           torch.overrides.has_torch_function_unary, torch.overrides.has_torch_function_variadic)
+_lookaside("is_compiling", _compiling, torch.compiler.is_compiling,
+           getattr(torch.compiler, "is_dynamo_compiling", None), getattr(torch._utils, "is_compiling", None),
+           is_compiling)
+_lookaside("is_tracing", _not_tracing, torch.jit.is_tracing, torch._C._is_tracing)
+_lookaside("inspect.signature", signature_lookaside, inspect.signature)
+
+register_predicate(TORCH_OPERATOR, is_torch_operator, CallRule("torch operator", Meaning.GRAPH, _torch_call))
+register_predicate(NATIVE_LIBRARY, lambda fn: _native_root(fn) in _IO_STDLIB,
+                   CallRule("standard-library I/O", Meaning.NATIVE, break_kind="print_or_io"))
+register_predicate(NATIVE_LIBRARY, lambda fn: _native_root(fn) not in (None, *_IO_STDLIB),
+                   CallRule("standard-library function", Meaning.NATIVE, break_kind="unsupported_call"))

@@ -13,6 +13,7 @@ import types
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource
 from jitcore.capture.values.base import Value
+from jitcore.capture.values.call_rules import Meaning, first_rule
 from jitcore.capture.values.opaque import OpaqueValue
 from jitcore.capture.values.constant import const
 
@@ -134,12 +135,11 @@ def _class_attribute(state, self_value, cls, name, raw, source=None):
     if isinstance(raw, classmethod):
         return UserMethodValue(raw.__func__, ClassValue(cls))
     if isinstance(raw, types.FunctionType):
-        from jitcore.capture.values.torch_rules import native_kind
-        kind = native_kind(raw)
-        if kind is not None:
+        rule = first_rule(raw)
+        if rule.meaning is Meaning.NATIVE:
             # a standard-library method (a logger's .warning): called natively at a break, never traced into
             from jitcore.capture.values.opaque import DeferredMethodValue
-            return DeferredMethodValue(self_value, name, kind)
+            return DeferredMethodValue(self_value, name, rule.break_kind)
         return UserMethodValue(raw, self_value)
     if isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType)) \
             and issubclass(raw.__objclass__, BaseException) and isinstance(self_value.python_type(), type) \

@@ -1,0 +1,161 @@
+"""The one registry of what calling a callable means while tracing.
+
+A rule is claimed by the exact callable (its identity: `len`, `torch.no_grad`, `inspect.signature`), by the exact
+type of the callable (every `types.FunctionType`), or by a predicate with a priority (a torch operator, a
+standard-library function, a class whose instances a value kind models). Every question asks `rules_for(fn)`: the
+matching rules, highest priority first (an identity claim before a type claim before a predicate at one priority).
+
+- `wrap()` makes a callable's value from its first rule's `meaning` (a graph function, a builtin, a user function...).
+- `call(state, fn, args, kwargs)` runs the handlers in that order; a handler answers a value or NotImplemented, which
+  lets the next rule answer (`torch.no_grad(1)` is not a grad-mode region: the class is constructed instead).
+
+Priorities, highest first: the user's marks (`jit.allow_in_graph`, `jit.disable`), then jitcore's own meaning for
+one known callable, then torch's operators, the standard library's functions, the kinds of class jitcore constructs,
+and last the callable's type. `claims()` lists every (callable or type, priority) claimed, for the test that no two
+rules claim one at the same priority.
+"""
+from __future__ import annotations
+
+import enum
+import types
+from typing import Callable, NamedTuple
+
+from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.values.tensor import graph_call
+from jitcore.marks import is_allowed_in_graph, is_disabled
+
+__all__ = ["Meaning", "CallRule", "rules_for", "first_rule", "call", "register_callable", "register_type",
+           "register_predicate", "claims", "ALLOWED_IN_GRAPH", "DISABLED", "KNOWN_CALLABLE", "TORCH_OPERATOR",
+           "NATIVE_LIBRARY", "NAMEDTUPLE_CLASS", "MODULE_CLASS", "EXCEPTION_CLASS", "DICT_CLASS", "PLAIN_CLASS",
+           "BY_TYPE", "graph_node"]
+
+
+class Meaning(enum.Enum):
+    GRAPH = "one call_function node in the graph"
+    LOOKASIDE = "jitcore's own implementation runs at capture time"
+    BUILTIN = "a builtin's rule over values; folded to a constant when pure and the arguments are constants"
+    CONSTRUCT = "calling a class makes a value of a kind jitcore models"
+    INLINE = "Python code traced in a child frame"
+    NATIVE = "runs in Python at a graph break of the rule's kind"
+    OPAQUE = "not looked into: any use of it is a graph break"
+
+
+class CallRule(NamedTuple):
+    name: str
+    meaning: Meaning
+    #: (state, fn, args, kwargs) -> Value or NotImplemented; None where the value kind made for the meaning acts
+    #: itself (INLINE: a user function inlines with its source guarded; OPAQUE: any use breaks)
+    handler: Callable | None = None
+    #: the break kind of a NATIVE call
+    break_kind: str | None = None
+
+
+# -- priorities ----------------------------------------------------------------------------------------------
+ALLOWED_IN_GRAPH = 100  # jit.allow_in_graph: one graph node, whatever else would apply
+DISABLED = 90           # jit.disable: never traced into
+KNOWN_CALLABLE = 80     # jitcore's meaning for one callable: a lookaside, a builtin's rule, a modelled constructor
+TORCH_OPERATOR = 70     # a callable from torch's operator namespaces or a Tensor method
+NATIVE_LIBRARY = 60     # a standard-library function with effects
+NAMEDTUPLE_CLASS = 50   # the kinds of class jitcore constructs, in the order their tests must run
+MODULE_CLASS = 40
+EXCEPTION_CLASS = 30
+DICT_CLASS = 20
+PLAIN_CLASS = 10
+BY_TYPE = 0             # what any callable of one type means when nothing above claims it
+
+#: callable -> {priority: rule}
+_BY_CALLABLE: dict = {}
+#: type of the callable -> {priority: rule}
+_BY_TYPE: dict = {}
+#: (priority, predicate, rule), highest priority first
+_BY_PREDICATE: list = []
+
+
+def register_callable(fn, priority: int, rule: CallRule) -> None:
+    _claim(_BY_CALLABLE, fn, priority, rule)
+
+
+def register_type(tp: type, priority: int, rule: CallRule) -> None:
+    _claim(_BY_TYPE, tp, priority, rule)
+
+
+def register_predicate(priority: int, predicate: Callable, rule: CallRule) -> None:
+    _BY_PREDICATE.append((priority, predicate, rule))
+    _BY_PREDICATE.sort(key=lambda row: -row[0])
+
+
+def _claim(table, key, priority, rule):
+    by_priority = table.setdefault(key, {})
+    if priority in by_priority:
+        # two meanings for one callable at one priority: the order would depend on which module registered last
+        raise ValueError(f"{key!r} is claimed twice at priority {priority}: {by_priority[priority].name}, "
+                         f"{rule.name}")
+    by_priority[priority] = rule
+
+
+def claims() -> list:
+    """(callable or type, priority) for every identity and type claim, for the test that none is claimed twice."""
+    return [(key, priority) for table in (_BY_CALLABLE, _BY_TYPE) for key, by_priority in table.items()
+            for priority in by_priority]
+
+
+def rules_for(fn):
+    """The rules that claim fn, highest priority first; at one priority identity, then type, then predicates."""
+    try:
+        own = _BY_CALLABLE.get(fn, {})
+    except TypeError:  # an unhashable callable (an instance with __call__ and __eq__) has no identity claim
+        own = {}
+    typed = _BY_TYPE.get(type(fn), {})
+    tables = sorted([(p, 0, r) for p, r in own.items()] + [(p, 1, r) for p, r in typed.items()],
+                    key=lambda row: (-row[0], row[1]))
+    index = 0
+    for priority, predicate, rule in _BY_PREDICATE:
+        while index < len(tables) and tables[index][0] >= priority:
+            yield tables[index][2]
+            index += 1
+        if predicate(fn):
+            yield rule
+    for _, _, rule in tables[index:]:
+        yield rule
+
+
+def first_rule(fn) -> CallRule | None:
+    return next(rules_for(fn), None)
+
+
+def call(state, fn, args: list, kwargs: dict):
+    """`fn(*args, **kwargs)` by the first rule whose handler answers."""
+    for rule in rules_for(fn):
+        if rule.handler is None:
+            break
+        result = rule.handler(state, fn, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    raise GraphBreak("unsupported_call", f"calling {getattr(fn, '__qualname__', None) or repr(fn)}")
+
+
+# -- the user's marks ---------------------------------------------------------------------------------------
+# Calling a class constructs it: the marks act on functions (a class's __init__ is inlined, or not, by its own).
+
+def _marked_allowed(fn) -> bool:
+    return not isinstance(fn, type) and is_allowed_in_graph(fn)
+
+
+def _marked_disabled(fn) -> bool:
+    return not isinstance(fn, type) and is_disabled(fn)
+
+
+def graph_node(state, fn, args, kwargs):
+    return graph_call(state, "call_function", fn, args, kwargs)
+
+
+register_predicate(ALLOWED_IN_GRAPH, _marked_allowed, CallRule("allowed in graph", Meaning.GRAPH, graph_node))
+register_predicate(DISABLED, _marked_disabled, CallRule("disabled", Meaning.OPAQUE))
+
+
+# -- what a callable means by its type, when nothing above claims it ------------------------------------------
+register_type(types.FunctionType, BY_TYPE, CallRule("Python function", Meaning.INLINE))
+_UNKNOWN_BUILTIN = CallRule("builtin without a rule", Meaning.OPAQUE)
+for _tp in (types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType,
+            types.MethodWrapperType, types.ClassMethodDescriptorType):
+    register_type(_tp, BY_TYPE, _UNKNOWN_BUILTIN)

@@ -1,0 +1,110 @@
+"""Call rules for calling a class: which value kind `cls(*args, **kwargs)` makes while tracing.
+
+Registered into the call-rule registry (values/call_rules.py) with meaning CONSTRUCT: known classes by identity (the
+grad-mode and autocast regions, torch's constant types) and kinds of class by predicate, in priority order (a
+namedtuple, an nn.Module, an exception, a dict subclass, a plain Python class). A class nothing claims is a break.
+The builtin classes (int, list, dict, super, functools.partial ...) are builtins' rules (values/builtins.py).
+"""
+from __future__ import annotations
+
+import types
+
+import torch
+
+from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.values.base import NOT_CONSTANT
+from jitcore.capture.values.call_rules import (CallRule, Meaning, register_callable, register_predicate,
+                                               KNOWN_CALLABLE, NAMEDTUPLE_CLASS, MODULE_CLASS, EXCEPTION_CLASS,
+                                               DICT_CLASS, PLAIN_CLASS, BY_TYPE)
+from jitcore.capture.values.constant import const, fold
+from jitcore.capture.values.context import context_for, REGION_CLASSES
+from jitcore.capture.values.dict_object import NewDictObjectValue, dict_constructible
+from jitcore.capture.values.exception import exception_constructible, construct_exception
+from jitcore.capture.values.sequence import TupleValue
+from jitcore.capture.values.user_object import NewObjectValue, constructible, class_lookup, _MISSING
+
+__all__ = []
+
+
+def _region(state, cls, args, kwargs):
+    """A grad-mode or autocast region; other arguments construct the class like any other."""
+    region = context_for(state, cls, args, kwargs)
+    return NotImplemented if region is None else region
+
+
+def _fold_constant(state, cls, args, kwargs):
+    """torch.Size, torch.device ... of constants are constants."""
+    a = [v.constant() for v in args]
+    if NOT_CONSTANT in a or kwargs:
+        return NotImplemented
+    return const(fold(state, cls, *a))
+
+
+def _is_namedtuple(cls) -> bool:
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
+
+
+def _namedtuple(state, cls, args, kwargs):
+    names = list(cls._fields)
+    bound = list(args) + [None] * (len(names) - len(args))
+    for k, v in kwargs.items():
+        if k not in names:
+            raise GraphBreak("user_exception", f"TypeError: {cls.__name__}() got an unexpected keyword '{k}'")
+        bound[names.index(k)] = v
+    defaults = getattr(cls, "_field_defaults", {})
+    for i, name in enumerate(names):
+        if bound[i] is None:
+            if name not in defaults:
+                raise GraphBreak("user_exception", f"TypeError: {cls.__name__}() missing argument '{name}'")
+            bound[i] = const(defaults[name])
+    return TupleValue(bound, tuple_type=cls)
+
+
+def _is_module_class(cls) -> bool:
+    return isinstance(cls, type) and issubclass(cls, torch.nn.Module)
+
+
+def _module(state, cls, args, kwargs):
+    raise GraphBreak("unsupported_call", f"creating a {cls.__qualname__} module inside a compiled function")
+
+
+def _dict_object(state, cls, args, kwargs):
+    obj = NewDictObjectValue(cls)
+    init = class_lookup(cls, "__init__")
+    if isinstance(init, types.FunctionType):
+        state.inline_call(init, [obj, *args], kwargs)
+    else:
+        obj.builtin_call_method(state, "__init__", args, kwargs)
+    return obj
+
+
+def _plain_object(state, cls, args, kwargs):
+    obj = NewObjectValue(cls)
+    init = class_lookup(cls, "__init__")
+    if init is not _MISSING and init is not object.__init__:
+        if not hasattr(init, "__code__"):
+            raise GraphBreak("unsupported_call", f"{cls.__qualname__}.__init__ is not a Python function")
+        state.inline_call(init, [obj, *args], kwargs)
+    elif args or kwargs:
+        raise GraphBreak("user_exception", f"TypeError: {cls.__qualname__}() takes no arguments")
+    return obj
+
+
+def _unmodelled(state, cls, args, kwargs):
+    raise GraphBreak("unsupported_call", f"creating a {getattr(cls, '__qualname__', cls)} object")
+
+
+_REGION = CallRule("grad-mode or autocast region", Meaning.CONSTRUCT, _region)
+for _cls in REGION_CLASSES:
+    register_callable(_cls, KNOWN_CALLABLE, _REGION)
+_CONSTANT = CallRule("torch constant", Meaning.CONSTRUCT, _fold_constant)
+for _cls in (torch.Size, torch.device, torch.dtype, torch.finfo, torch.iinfo):
+    register_callable(_cls, KNOWN_CALLABLE, _CONSTANT)
+
+register_predicate(NAMEDTUPLE_CLASS, _is_namedtuple, CallRule("namedtuple", Meaning.CONSTRUCT, _namedtuple))
+register_predicate(MODULE_CLASS, _is_module_class, CallRule("nn.Module", Meaning.CONSTRUCT, _module))
+register_predicate(EXCEPTION_CLASS, exception_constructible,
+                   CallRule("exception", Meaning.CONSTRUCT, construct_exception))
+register_predicate(DICT_CLASS, dict_constructible, CallRule("dict subclass", Meaning.CONSTRUCT, _dict_object))
+register_predicate(PLAIN_CLASS, constructible, CallRule("Python class", Meaning.CONSTRUCT, _plain_object))
+register_predicate(BY_TYPE, lambda fn: isinstance(fn, type), CallRule("class", Meaning.CONSTRUCT, _unmodelled))
