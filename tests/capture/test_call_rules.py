@@ -1,0 +1,123 @@
+"""The call-rule registry: one claim per callable and priority, and the order in which rules answer."""
+import collections
+import copy
+import inspect
+import json
+import logging
+import posixpath
+
+import pytest
+import torch
+
+import jitcore.capture.values  # noqa: F401 (registers every rule)
+from jitcore.capture.values import call_rules
+from jitcore.capture.values.call_rules import (CallRule, Meaning, call, claims, first_rule, rules_for,
+                                               register_callable, register_predicate, register_type)
+from jitcore.marks import allow_in_graph, is_compiling, mark_disabled
+
+
+def _names(fn):
+    return [rule.name for rule in rules_for(fn)]
+
+
+def test_no_callable_or_type_is_claimed_twice_at_one_priority():
+    claimed = claims()
+    assert len(claimed) == len(set(claimed))
+
+
+def test_a_second_claim_at_one_priority_is_refused(monkeypatch):
+    monkeypatch.setattr(call_rules, "_BY_CALLABLE", {})
+    register_callable(len, 5, CallRule("first", Meaning.BUILTIN))
+    register_callable(len, 6, CallRule("higher", Meaning.BUILTIN))
+    with pytest.raises(ValueError, match="claimed twice"):
+        register_callable(len, 5, CallRule("second", Meaning.BUILTIN))
+
+
+def test_identity_then_type_then_predicate_at_one_priority_and_higher_first(monkeypatch):
+    monkeypatch.setattr(call_rules, "_BY_CALLABLE", {})
+    monkeypatch.setattr(call_rules, "_BY_TYPE", {})
+    monkeypatch.setattr(call_rules, "_BY_PREDICATE", [])
+
+    def fn():
+        pass
+    register_predicate(7, lambda f: f is fn, CallRule("predicate 7", Meaning.OPAQUE))
+    register_type(type(fn), 7, CallRule("type 7", Meaning.INLINE))
+    register_callable(fn, 7, CallRule("identity 7", Meaning.LOOKASIDE))
+    register_predicate(9, lambda f: True, CallRule("predicate 9", Meaning.GRAPH))
+    register_callable(fn, 3, CallRule("identity 3", Meaning.BUILTIN))
+    register_predicate(5, lambda f: False, CallRule("never", Meaning.NATIVE))
+    assert _names(fn) == ["predicate 9", "identity 7", "type 7", "predicate 7", "identity 3"]
+
+
+def test_a_declining_handler_lets_the_next_rule_answer(monkeypatch):
+    monkeypatch.setattr(call_rules, "_BY_CALLABLE", {})
+    monkeypatch.setattr(call_rules, "_BY_TYPE", {})
+    monkeypatch.setattr(call_rules, "_BY_PREDICATE", [])
+
+    def fn():
+        pass
+    register_callable(fn, 2, CallRule("declines", Meaning.CONSTRUCT, lambda st, f, a, k: NotImplemented))
+    register_callable(fn, 1, CallRule("answers", Meaning.CONSTRUCT, lambda st, f, a, k: ("answered", a, k)))
+    assert call(None, fn, [1], {"x": 2}) == ("answered", [1], {"x": 2})
+
+
+def test_allow_in_graph_beats_everything_and_disabled_beats_the_tables():
+    def helper(x):
+        return x
+    helper.__module__ = "torch.nn.functional"  # claimed as a torch operator
+    assert first_rule(helper).meaning is Meaning.GRAPH and _names(helper)[0] == "torch operator"
+    mark_disabled(helper)
+    assert first_rule(helper).meaning is Meaning.OPAQUE
+    allow_in_graph(helper)
+    assert _names(helper)[:3] == ["allowed in graph", "disabled", "torch operator"]
+
+
+def test_jitcore_and_torch_tracing_queries_are_lookasides():
+    assert _names(torch.overrides.has_torch_function)[0] == "has_torch_function"
+    assert first_rule(is_compiling).meaning is Meaning.LOOKASIDE
+    assert first_rule(torch.compiler.is_compiling).meaning is Meaning.LOOKASIDE
+    assert first_rule(inspect.signature).meaning is Meaning.LOOKASIDE
+
+
+def test_builtins_torch_operators_and_tensor_methods():
+    assert first_rule(len).meaning is Meaning.BUILTIN
+    assert first_rule(torch.relu).meaning is Meaning.GRAPH
+    assert first_rule(torch.Tensor.add).meaning is Meaning.GRAPH
+    assert first_rule(torch.nn.functional.gelu).meaning is Meaning.GRAPH
+    assert first_rule(id).meaning is Meaning.OPAQUE  # a builtin without a rule
+
+
+def test_standard_library_functions_run_natively_unless_pure_helpers():
+    assert first_rule(logging.info) == first_rule(json.dumps)
+    assert first_rule(logging.info).break_kind == "print_or_io"
+    assert first_rule(posixpath.join).meaning is Meaning.NATIVE
+    assert first_rule(posixpath.join).break_kind == "unsupported_call"
+    assert first_rule(copy.deepcopy).meaning is Meaning.INLINE
+
+
+def test_calling_a_class_by_its_kind_in_order():
+    class Plain:
+        pass
+
+    class Mapping(dict):
+        pass
+
+    class Problem(ValueError):
+        pass
+    Pair = collections.namedtuple("Pair", "a b")
+    assert _names(torch.no_grad)[0] == "grad-mode or autocast region"
+    assert _names(torch.Size)[0] == "torch constant"
+    assert _names(Pair)[0] == "namedtuple"
+    assert _names(torch.nn.Linear)[0] == "nn.Module"
+    assert _names(Problem)[0] == "exception"
+    assert _names(Mapping)[0] == "dict subclass"
+    assert _names(Plain) == ["Python class", "class"]
+    assert first_rule(int).meaning is Meaning.BUILTIN
+
+
+def test_marks_on_a_class_do_not_change_its_construction():
+    class Marked:
+        pass
+    allow_in_graph(Marked)
+    mark_disabled(Marked)
+    assert _names(Marked) == ["Python class", "class"]
