@@ -29,7 +29,7 @@ from jitcore.capture.values import wrap
 from jitcore.capture.values.cells import CellBox, RootCell
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.exception import ExceptionValue, TracedException, exception_from_break
-from jitcore.capture.values.function import bind_arguments
+from jitcore.capture.values.arguments import bind_arguments
 from jitcore.capture.values.generator import GeneratorValue
 
 __all__ = ["FrameState", "CaptureInternalError", "StopCapture", "instructions_of", "exception_handler",

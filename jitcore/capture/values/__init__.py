@@ -16,12 +16,13 @@ from guards import TensorMatch, TypeMatch, IdMatch, EqualsMatch, LengthMatch, Di
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import ItemSource
 from jitcore.capture.values import constructors, torch_rules  # noqa: F401 (they register their call rules)
+from jitcore.capture.values import sets  # noqa: F401 (it registers set and frozenset with const())
 from jitcore.capture.values.base import Value, NOT_CONSTANT, NULL, NullValue
 from jitcore.capture.values.builtins import BuiltinValue
 from jitcore.capture.values.call_rules import Meaning, first_rule
 from jitcore.capture.values.constant import ConstantValue, CONSTANT_TYPES, const
-from jitcore.capture.values.function import (LookasideValue, UserFunctionValue, TorchFunctionValue, UserMethodValue,
-                                             PartialValue)
+from jitcore.capture.values.function import LookasideValue, UserFunctionValue, TorchFunctionValue, UserMethodValue
+from jitcore.capture.values.partial import PartialValue
 from jitcore.capture.values.user_object import UserObjectValue, is_plain_instance
 from jitcore.capture.values.mapping import DictValue
 from jitcore.capture.values.module import ModuleValue

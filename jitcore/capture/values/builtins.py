@@ -9,18 +9,16 @@ from __future__ import annotations
 import functools
 import math
 import operator
-import types
-
-import torch
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value, NOT_CONSTANT, KnownObjectValue
 from jitcore.capture.values.call_rules import CallRule, Meaning, KNOWN_CALLABLE, register_callable, call
 from jitcore.capture.values.constant import ConstantValue, const, fold
-from jitcore.capture.values.function import PartialValue
+from jitcore.capture.values.partial import PartialValue
 from jitcore.capture.values.generator import is_lazy, LazyIteratorValue
+from jitcore.capture.values.iterator import IteratorValue, is_iterator
 from jitcore.capture.values.objects import ClassValue
-from jitcore.capture.values.sequence import TupleValue, ListValue, IteratorValue
+from jitcore.capture.values.sequence import TupleValue, ListValue
 from jitcore.capture.values.mapping import DictValue
 from jitcore.capture.values.super_lookup import super_attribute
 
@@ -343,7 +341,7 @@ def _dict(state, *args, **kwargs):
 
 @_rule(iter)
 def _iter(state, obj):
-    if isinstance(obj, IteratorValue) or is_lazy(obj):
+    if is_iterator(obj):
         return obj  # an iterator is its own iterator
     return IteratorValue(obj.iterate(state))
 

@@ -12,8 +12,9 @@ import torch
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value, NOT_CONSTANT
+from jitcore.capture.values.iterator import is_iterator
 
-__all__ = ["ConstantValue", "CONSTANT_TYPES", "const", "fold"]
+__all__ = ["ConstantValue", "BoundMethodValue", "CONSTANT_TYPES", "const", "fold", "register_container"]
 
 #: exact types whose instances are immutable and compared by value
 CONSTANT_TYPES = (int, float, bool, complex, str, bytes, type(None), type(Ellipsis), type(NotImplemented),
@@ -75,11 +76,10 @@ class ConstantValue(Value):
         return const(fold(state, operator.getitem, self.value, k))
 
     def getattr(self, state, name):
-        from jitcore.capture.values.function import BoundMethodValue
         attr = fold(state, getattr, self.value, name)
         if callable(attr) and not isinstance(attr, type):
             if name in _PURE_METHODS.get(type(self.value), ()):
-                return BoundMethodValue(self, name, pure=True)
+                return BoundMethodValue(self, name)
             raise GraphBreak("unsupported_call", f"method {type(self.value).__name__}.{name}")
         return const(attr)
 
@@ -112,21 +112,41 @@ class ConstantValue(Value):
         return f"Const({self.value!r})"
 
 
+class BoundMethodValue(Value):
+    """`obj.name` for a pure method of a constant: run at capture time on constant arguments."""
+
+    __slots__ = ("obj", "name")
+
+    def __init__(self, obj, name):
+        super().__init__(None)
+        self.obj = obj
+        self.name = name
+
+    def call(self, state, args, kwargs):
+        target = self.obj.constant()
+        # an iterator argument (`"-".join(str(s) for s in shape)`) is consumed here, as the method would
+        args = [const(tuple(item.constant() for item in v.iterate(state))) if is_iterator(v) else v for v in args]
+        a = [v.constant() for v in args]
+        k = {n: v.constant() for n, v in kwargs.items()}
+        if target is NOT_CONSTANT or NOT_CONSTANT in a or NOT_CONSTANT in k.values():
+            raise GraphBreak("unsupported_call", f"method {self.name} on non-constant arguments")
+        return const(fold(state, getattr(target, self.name), *a, **k))
+
+
+#: exact container type -> make(container of constants) -> its value; registered by the container kinds' modules
+#: (sequence, mapping, sets), which build on this one
+_CONTAINERS: dict = {}
+
+
+def register_container(tp: type, make) -> None:
+    _CONTAINERS[tp] = make
+
+
 def const(value) -> Value:
     """Wrap a value computed at capture time (no source); containers of constants stay containers."""
-    from jitcore.capture.values.sequence import TupleValue, ListValue
-    from jitcore.capture.values.mapping import DictValue
     tp = type(value)
-    if tp is tuple:
-        return TupleValue([const(v) for v in value])
-    if tp is list:
-        return ListValue([const(v) for v in value])
-    if tp is dict:
-        return DictValue({k: const(v) for k, v in value.items()})
-    if tp is set or tp is frozenset:
-        from jitcore.capture.values.sets import SetValue
-        return SetValue([const(v) for v in value], set_type=tp)
-    if isinstance(value, tuple) and tp is not torch.Size:
+    make = _CONTAINERS.get(tp)
+    if make is None and isinstance(value, tuple) and tp is not torch.Size:
         # namedtuples and torch.return_types structseqs keep their type so attribute access and rebuild work
-        return TupleValue([const(v) for v in value], tuple_type=tp)
-    return ConstantValue(value)
+        make = _CONTAINERS[tuple]
+    return ConstantValue(value) if make is None else make(value)

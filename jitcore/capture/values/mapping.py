@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value, NOT_CONSTANT, MethodCallValue
-from jitcore.capture.values.constant import const
+from jitcore.capture.values.constant import const, register_container
 from jitcore.capture.values.sequence import ListValue, TupleValue
 
 __all__ = ["DictValue"]
@@ -179,3 +179,6 @@ class DictValue(Value):
     def reconstruct(self, codegen):
         body = "".join(f"{codegen.constant(k)}: {codegen.load(v)}, " for k, v in self.items.items())
         return "{" + body + "}" if self.dict_type is dict else codegen.build_typed_dict(self.dict_type, body)
+
+
+register_container(dict, lambda value: DictValue({k: const(v) for k, v in value.items()}))

@@ -9,7 +9,7 @@ import operator
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value, NOT_CONSTANT, MethodCallValue
-from jitcore.capture.values.constant import ConstantValue, const, fold
+from jitcore.capture.values.constant import ConstantValue, const, fold, register_container
 
 __all__ = ["TupleValue", "ListValue", "SequenceValue"]
 
@@ -301,40 +301,6 @@ class ListValue(SequenceValue):
 _LIST_MUTATORS = frozenset({"append", "extend", "insert", "pop", "clear", "reverse", "remove", "sort"})
 
 
-class IteratorValue(Value):
-    """A one-pass iterator over known items (iter(), zip, enumerate, map...); FOR_ITER consumes it."""
-
-    __slots__ = ("items", "position", "iter_type")
-
-    def __init__(self, items, iter_type=None):
-        super().__init__(None)
-        self.items = list(items)
-        self.position = 0
-        self.iter_type = iter_type
-
-    def python_type(self):
-        return self.iter_type or type(iter(()))
-
-    def next_item(self, state=None):
-        """The next item, or None when exhausted."""
-        if self.position >= len(self.items):
-            return None
-        item = self.items[self.position]
-        self.position += 1
-        return item
-
-    def iterate(self, state):
-        rest = self.items[self.position:]
-        self.position = len(self.items)
-        return rest
-
-    def truth(self, state):
-        return True
-
-    def children(self):
-        return self.items[self.position:]
-
-    def reconstruct(self, codegen):
-        """The items not consumed yet, as a fresh iterator (a break inside a loop passes the loop on)."""
-        rest = "".join(f"{codegen.load(v)}, " for v in self.items[self.position:])
-        return f"iter(({rest}))"
+register_container(tuple, lambda value: TupleValue([const(v) for v in value],
+                                                   tuple_type=None if type(value) is tuple else type(value)))
+register_container(list, lambda value: ListValue([const(v) for v in value]))

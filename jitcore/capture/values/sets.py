@@ -9,7 +9,7 @@ import operator
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value, NOT_CONSTANT, MethodCallValue
-from jitcore.capture.values.constant import const, fold
+from jitcore.capture.values.constant import const, fold, register_container
 
 __all__ = ["SetValue"]
 
@@ -130,3 +130,7 @@ class SetValue(Value):
         if self.set_type is frozenset:
             return f"frozenset({self.reconstruct_items(codegen)})"
         return self.reconstruct_items(codegen)
+
+
+for _tp in (set, frozenset):
+    register_container(_tp, lambda value: SetValue([const(v) for v in value], set_type=type(value)))
