@@ -44,7 +44,8 @@ class CallRule(NamedTuple):
     name: str
     meaning: Meaning
     #: (state, fn, args, kwargs) -> Value or NotImplemented; None where the value kind made for the meaning acts
-    #: itself (INLINE: a user function inlines with its source guarded; OPAQUE: any use breaks)
+    #: itself (INLINE: a user function inlines with its source guarded; NATIVE: the call breaks with break_kind;
+    #: OPAQUE: any use breaks)
     handler: Callable | None = None
     #: the break kind of a NATIVE call
     break_kind: str | None = None
