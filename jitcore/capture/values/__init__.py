@@ -105,7 +105,8 @@ _CALLABLE_KINDS = {Meaning.GRAPH: TorchFunctionValue, Meaning.LOOKASIDE: Lookasi
 
 
 def _wrap_callable(state, value, source):
-    """A function or builtin: the value kind its call rule asks for, guarded by identity."""
+    """A function or builtin: the value kind its first call rule's meaning asks for. A lookaside or graph callable
+    is taken without a guard; others are guarded by identity (a builtin bound to an instance, by type)."""
     rule = first_rule(value)
     if rule.meaning in (Meaning.LOOKASIDE, Meaning.GRAPH):
         return _CALLABLE_KINDS[rule.meaning](value, source)
