@@ -57,18 +57,40 @@ def kind(id: str) -> BreakKind:
 
 
 class GraphBreak(Exception):
-    """Capture cannot continue here. `kind` is a key of KINDS; `detail` says what exactly (the user's names)."""
+    """Capture cannot continue here. `kind` is a key of KINDS; `detail` says what exactly (the user's names).
 
-    def __init__(self, kind: str, detail: str = ""):
+    Typed fields, never parsed back from the text: `exc_type` and `message` for a modelled operation that raises a
+    Python exception (kind user_exception, made with `GraphBreak.raises`), so a traced `except` can catch it;
+    `hint`, a hint for this very break where it is more concrete than its kind's hint in the catalogue.
+    """
+
+    def __init__(self, kind: str, detail: str = "", *, exc_type: type | None = None, message: str = "",
+                 hint: str | None = None):
         if kind not in KINDS:
             raise KeyError(f"graph-break kind {kind!r} is not in the catalogue (capture/breaks.py)")
         super().__init__(f"{kind}: {detail}" if detail else kind)
         self.kind = kind
         self.detail = detail
+        #: the Python exception the modelled operation raises (None: the break is not a raised exception)
+        self.exc_type = exc_type
+        #: that exception's message
+        self.message = message
+        #: a hint for this break, written where it is raised; None: the kind's hint
+        self.hint = hint
         #: filled by the interpreter: (filename, lineno, source line, function name)
         self.location: tuple | None = None
+        #: filled by the interpreter: where the root frame stood when capture stopped (its break point)
+        self.root_offset: int | None = None
+        self.root_visit = None
         #: the whole frame must run natively for calls like this one (no prefix graph, no resume point)
         self.whole_frame = False
+
+    @classmethod
+    def raises(cls, exc_type: type, message: str = "") -> "GraphBreak":
+        """The break for an operation that raises `exc_type(message)` in Python (its detail reads as Python's
+        traceback line does: `KeyError: 'a'`)."""
+        detail = f"{exc_type.__name__}: {message}" if message else exc_type.__name__
+        return cls("user_exception", detail, exc_type=exc_type, message=message)
 
     @property
     def info(self) -> BreakKind:
@@ -80,4 +102,4 @@ class GraphBreak(Exception):
             filename, lineno, line, func = self.location
             where = f" at {filename}:{lineno} in {func}()" + (f"\n    {line.strip()}" if line else "")
         detail = f" ({self.detail})" if self.detail else ""
-        return f"{self.info.explanation}{detail}{where}\n  hint: {self.info.hint}"
+        return f"{self.info.explanation}{detail}{where}\n  hint: {self.hint or self.info.hint}"

@@ -172,8 +172,7 @@ def _with_exits(code, offset: int, stack: list):
     levels = _with_levels(code, offset)
     if levels is None:
         return None
-    exits = tuple(slot for slot, value in enumerate(stack)
-                  if getattr(getattr(value, "region", None), "reconstruct_exit", None))
+    exits = tuple(slot for slot, value in enumerate(stack) if value.is_rebuildable_exit())
     return exits if len(exits) == levels else None
 
 

@@ -19,6 +19,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.context import CaptureContext
 from jitcore.capture.continuation import Continuation, continuation_at
 from jitcore.capture.interpreter import FrameState, StopCapture
+from jitcore.capture.values.base import Value
 from jitcore.capture.values.symint import SymIntValue
 from jitcore.capture.values.tensor import TensorValue
 
@@ -57,7 +58,7 @@ def capture_frame(code, fn_globals, closure, args: dict, fn_name: str, dynamic_p
     try:
         return _attempt(*attempt, None)
     except GraphBreak as brk:
-        offset = getattr(brk, "root_offset", None)
+        offset = brk.root_offset
         if offset is None or code.co_cellvars:
             raise
         try:
@@ -90,7 +91,8 @@ def _attempt(code, fn_globals, closure, args, fn_name, start, dynamic_paths, sto
     if break_point is None:
         roots = [result]
     else:
-        roots = [*break_point.stack, *[v for v in break_point.locals.values() if hasattr(v, "reconstruct")]]
+        # an argument never read is still its source (not a value): it reaches no graph output
+        roots = [*break_point.stack, *[v for v in break_point.locals.values() if isinstance(v, Value)]]
     outputs = _graph_outputs([*roots, *ctx.side_effects.values()])
     graph = ctx.graph
     graph.prune_inputs(set())
@@ -132,20 +134,4 @@ def _graph_outputs(roots) -> list:
 
 
 def _children(value):
-    if isinstance(value, list):
-        return value
-    children = getattr(value, "children", None)
-    if children is not None:
-        return children()
-    attrs = getattr(value, "attrs", None)
-    if isinstance(attrs, dict):
-        return list(attrs.values())
-    items = getattr(value, "items", None)
-    if isinstance(items, list):
-        return items
-    if isinstance(items, dict):
-        return list(items.values())
-    members = getattr(value, "members", None)
-    if isinstance(members, dict):
-        return list(members.values())
-    return []
+    return value if isinstance(value, list) else value.children()

@@ -243,7 +243,7 @@ class FrameState:
                                        f"its signature says {expected}")
 
     def _located(self, brk: GraphBreak) -> GraphBreak:
-        if self.parent is None and getattr(brk, "root_offset", None) is None and not brk.whole_frame:
+        if self.parent is None and brk.root_offset is None and not brk.whole_frame:
             # where the root frame was when capture had to stop (or when the exception being handled was
             # raised): the break point of the frame
             brk.root_offset, brk.root_visit = self.origin()
@@ -313,7 +313,7 @@ class FrameState:
     def load_local(self, name: str):
         value = self.locals.get(name, _UNBOUND)
         if value is _UNBOUND:
-            raise GraphBreak("user_exception", f"UnboundLocalError: local variable '{name}' referenced before "
+            raise GraphBreak.raises(UnboundLocalError, f"local variable '{name}' referenced before "
                                                f"assignment")
         return self.load_local_value(name, value)
 
@@ -336,7 +336,7 @@ class FrameState:
         builtins = self.ctx.builtins if fn_globals is self.ctx.globals else _builtins_of(fn_globals)
         if name in builtins:
             return wrap(self, builtins[name], BuiltinSource(name) if fn_globals is self.ctx.globals else None)
-        raise GraphBreak("user_exception", f"NameError: name '{name}' is not defined")
+        raise GraphBreak.raises(NameError, f"name '{name}' is not defined")
 
     def store_global(self, name: str, value) -> None:
         source = self._global_source(name)

@@ -19,6 +19,7 @@ from typing import Protocol
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.opcodes import HANDLERS
 from jitcore.capture.opcodes.arith import BINARY_OPS
+from jitcore.capture.values.base import Value
 from jitcore.codegen.resume import real_offset, resume_origin
 
 __all__ = ["BreakSteps", "ResumeFactory"]
@@ -115,7 +116,7 @@ class BreakSteps:
         self._locals = {}
         for index, name in enumerate(self._names(cont.locals)):
             value = cont.locals[name]
-            expr = value.source.emit(cg) if not hasattr(value, "reconstruct") else cg.load(value)
+            expr = cg.load(value) if isinstance(value, Value) else value.source.emit(cg)  # an argument never read
             lines.append(f"___l{index} = {expr}")
             self._locals[name] = f"___l{index}"
         lines.extend(replay)

@@ -87,7 +87,7 @@ class EntryCodegen:
         if value.source is not None and not value.is_tensor():
             return value.source.emit(self)
         expr = value.reconstruct(self)
-        if getattr(value, "needs_identity", False) and value.source is None:
+        if value.needs_identity and value.source is None:
             name = f"___t{self._temp}"
             self._temp += 1
             self._memo[key] = name

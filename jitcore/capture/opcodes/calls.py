@@ -34,7 +34,7 @@ def call_function_ex(state, inst, null, func, callargs, kwargs):
         kw = {}
     elif isinstance(kwargs, DictValue):
         if not all(isinstance(k, str) for k in kwargs.items):
-            raise GraphBreak("user_exception", "TypeError: keywords must be strings")
+            raise GraphBreak.raises(TypeError, "keywords must be strings")
         kw = dict(kwargs.items)
     else:
         raise GraphBreak("unsupported_value", f"** of a {kwargs.kind_name}")

@@ -94,7 +94,7 @@ def dict_update(state, inst, dct, unused, update):
     if inst.opname == "DICT_MERGE":
         repeated = set(dct.items) & set(update.items)
         if repeated:
-            raise GraphBreak("user_exception", f"TypeError: got multiple values for keyword argument "
+            raise GraphBreak.raises(TypeError, f"got multiple values for keyword argument "
                                                f"'{sorted(repeated)[0]}'")
     dct.items.update(update.items)
     return (dct, *unused)
@@ -105,7 +105,7 @@ def unpack_sequence(state, inst, seq):
     items = seq.iterate(state)
     if len(items) != inst.arg:
         what = "too many" if len(items) > inst.arg else "not enough"
-        raise GraphBreak("user_exception", f"ValueError: {what} values to unpack (expected {inst.arg})")
+        raise GraphBreak.raises(ValueError, f"{what} values to unpack (expected {inst.arg})")
     return tuple(reversed(items))
 
 
@@ -114,7 +114,7 @@ def unpack_ex(state, inst, seq):
     before, after = inst.arg & 0xFF, inst.arg >> 8
     items = seq.iterate(state)
     if len(items) < before + after:
-        raise GraphBreak("user_exception", "ValueError: not enough values to unpack")
+        raise GraphBreak.raises(ValueError, "not enough values to unpack")
     middle = ListValue(items[before:len(items) - after])
     ordered = [*items[:before], middle, *items[len(items) - after:]]
     return tuple(reversed(ordered))

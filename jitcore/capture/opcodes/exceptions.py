@@ -27,7 +27,7 @@ def _exception_of(state, value):
 def raise_varargs(state, inst, args):
     if not args:
         if not state.ctx.exc_stack:
-            raise GraphBreak("user_exception", "RuntimeError: No active exception to reraise")
+            raise GraphBreak.raises(RuntimeError, "No active exception to reraise")
         state.raise_traced(state.ctx.exc_stack[-1])
     exc = _exception_of(state, args[0])
     if len(args) == 2:

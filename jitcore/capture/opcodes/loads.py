@@ -33,7 +33,7 @@ def store_fast(state, inst, value):
 @opcode("DELETE_FAST", signature="--")
 def delete_fast(state, inst):
     if state.locals.pop(inst.argval, None) is None:
-        raise GraphBreak("user_exception", f"UnboundLocalError: '{inst.argval}' referenced before assignment")
+        raise GraphBreak.raises(UnboundLocalError, f"'{inst.argval}' referenced before assignment")
 
 
 @opcode("LOAD_CONST", signature="-- value")

@@ -1,7 +1,8 @@
 """Value kinds, and `wrap()`: the one place a real Python object becomes a value (with its guards).
 
 Each kind registers the exact types it claims (`_BY_TYPE`) or a predicate with an explicit priority
-(`_BY_PREDICATE`); a test fails if two kinds claim one type. Wrapping an object read from a source installs the
+(`_BY_PREDICATE`); a test fails if two kinds claim one type. The tables are installed into values/wrapping.py,
+where `wrap()` lives so that kind modules can import it at their top. Wrapping an object read from a source installs the
 guard that the kind relies on (a tensor's metadata, a constant's value, a module's identity).
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ import torch
 
 from guards import TensorMatch, TypeMatch, IdMatch, EqualsMatch, LengthMatch, DictKeysMatch
 from jitcore.capture.breaks import GraphBreak
-from jitcore.capture.sources import ItemSource
+from jitcore.capture.sources import ItemSource, AttrSource
 from jitcore.capture.values import constructors, torch_rules  # noqa: F401 (they register their call rules)
 from jitcore.capture.values import sets  # noqa: F401 (it registers set and frozenset with const())
 from jitcore.capture.values.base import Value, NOT_CONSTANT, NULL, NullValue
@@ -30,6 +31,9 @@ from jitcore.capture.values.objects import PythonModuleValue, ClassValue, is_tru
 from jitcore.capture.values.opaque import OpaqueValue, NativeFunctionValue
 from jitcore.capture.values.sequence import TupleValue, ListValue
 from jitcore.capture.values.tensor import TensorValue
+from jitcore.capture.values.wrapping import wrap, install
+from jitcore.capture.values.symint import make_dynamic_int
+from jitcore.capture.values.dict_object import DictObjectValue
 
 __all__ = ["wrap", "Value", "NOT_CONSTANT", "NULL", "NullValue", "const", "claimed_types"]
 
@@ -59,7 +63,6 @@ def _wrap_tensor(state, value, source):
 
 def _wrap_constant(state, value, source):
     if type(value) in (int, float) and source is not None and source.path in state.ctx.dynamic_paths:
-        from jitcore.capture.values.symint import make_dynamic_int
         _guard(state, source, TypeMatch(type(value)))
         return make_dynamic_int(state, value, source)
     _guard(state, source, EqualsMatch(value))
@@ -89,7 +92,6 @@ def _wrap_dict(state, value, source):
     _guard(state, source, DictKeysMatch(keys))
     items = {k: wrap(state, v, ItemSource(source, k) if source is not None else None) for k, v in value.items()}
     if source is not None and type(value) is not dict and type(getattr(value, "__dict__", None)) is dict:
-        from jitcore.capture.values.dict_object import DictObjectValue
         return DictObjectValue(value, items, source)
     return DictValue(items, source, dict_type=type(value))
 
@@ -122,7 +124,6 @@ def _wrap_callable(state, value, source):
 
 
 def _wrap_method(state, value, source):
-    from jitcore.capture.sources import AttrSource
     self_value = wrap(state, value.__self__, AttrSource(source, "__self__") if source is not None else None)
     fn = value.__func__
     if not hasattr(fn, "__code__"):
@@ -166,7 +167,7 @@ _CLAIMS = [(t, _wrap_constant) for t in CONSTANT_TYPES] + [
 _BY_TYPE = dict(_CLAIMS)
 
 #: (priority, predicate, wrapper): higher priority first; used when the exact type is not in _BY_TYPE
-_BY_PREDICATE = sorted([
+_BY_PREDICATE = [
     (30, lambda v: isinstance(v, torch.Tensor), _wrap_tensor),
     (20, lambda v: isinstance(v, torch.nn.Module), _wrap_module),
     (10, lambda v: isinstance(v, type), _wrap_class),
@@ -174,32 +175,12 @@ _BY_PREDICATE = sorted([
     (6, lambda v: isinstance(v, enum.Enum), _wrap_constant),
     (5, lambda v: isinstance(v, tuple) and hasattr(type(v), "_fields"), _wrap_tuple),
     (4, lambda v: isinstance(v, dict), _wrap_dict),
-], key=lambda row: -row[0])
+]
 
 
 def claimed_types() -> list:
     """(type, wrapper name) for every claim in order, for the test that no type is claimed twice."""
     return [(t, w.__name__) for t, w in _CLAIMS]
-
-
-def wrap(state, value, source) -> Value:
-    """The value for a real object read from `source` (None: made or found without a reloadable source)."""
-    if source is not None:
-        cached = state.ctx.wrapped.get(source)
-        if cached is not None:
-            return cached
-    wrapper = _BY_TYPE.get(type(value))
-    if wrapper is None:
-        for _, predicate, candidate in _BY_PREDICATE:
-            if predicate(value):
-                wrapper = candidate
-                break
-        else:
-            wrapper = _wrap_opaque
-    result = wrapper(state, value, source)
-    if source is not None:
-        state.ctx.wrapped[source] = result
-    return result
 
 
 def _wrap_opaque(state, value, source):
@@ -210,7 +191,6 @@ def _wrap_opaque(state, value, source):
 
 
 def _wrap_partial(state, value, source):
-    from jitcore.capture.sources import AttrSource
     _guard(state, source, TypeMatch(type(value)))
     sub = (lambda name: AttrSource(source, name)) if source is not None else (lambda name: None)
     fn = wrap(state, value.func, sub("func"))
@@ -222,3 +202,4 @@ def _wrap_partial(state, value, source):
 
 
 _BY_TYPE[functools.partial] = _wrap_partial
+install(_BY_TYPE, _BY_PREDICATE, _wrap_opaque)

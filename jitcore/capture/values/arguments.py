@@ -13,7 +13,7 @@ __all__ = ["bind_arguments"]
 def bind_arguments(state, fn_name: str, code, defaults, kwdefaults, args: list, kwargs: dict) -> dict:
     """Bind call arguments to parameter names the way CPython does; a binding error is the user's TypeError."""
     def fail(message):
-        raise GraphBreak("user_exception", f"TypeError: {fn_name}() {message}")
+        raise GraphBreak.raises(TypeError, f"{fn_name}() {message}")
 
     names = code.co_varnames
     nargs, posonly, nkw = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount

@@ -6,6 +6,8 @@ package; `wrap()` in values/__init__.py is the one place values are created from
 """
 from __future__ import annotations
 
+import types
+
 from jitcore.capture.breaks import GraphBreak
 
 __all__ = ["Value", "NOT_CONSTANT", "NullValue", "NULL", "MethodCallValue", "KnownObjectValue"]
@@ -23,14 +25,30 @@ NOT_CONSTANT = _NotConstant()
 
 
 class Value:
-    """A value as the interpreter knows it. `source` is where it came from (None for values made while tracing)."""
+    """A value as the interpreter knows it. `source` is where it came from (None for values made while tracing).
+
+    The protocol below is every question code may ask of a value; nothing probes a value for optional attributes.
+    Each question has a safe default (an answer meaning "not known", or a graph break naming the kind and the
+    operation); a kind overrides only what it models. Groups: identity and type, constants, children, attributes,
+    items, iteration, calling, context managers, graph plumbing and reconstruction.
+    """
 
     __slots__ = ("source",)
+
+    #: a value made while tracing that must stay one object when rebuilt (a list, dict, set, new object): codegen
+    #: loads it once into a temporary so that two references to it rebuild as one object
+    needs_identity = False
+    #: plain_getattr models object.__getattribute__ for this kind (the lookup under a class's own __getattribute__)
+    has_plain_getattr = False
+    #: raw_setattr models object.__setattr__ for this kind (the store under a class's own __setattr__)
+    has_raw_setattr = False
+    #: builtin_call_method models the builtin base's own methods where a subclass overrides them (super().name)
+    has_builtin_methods = False
 
     def __init__(self, source=None):
         self.source = source
 
-    # -- identity ---------------------------------------------------------------------------------------------
+    # -- identity and type ------------------------------------------------------------------------------------
     @property
     def kind_name(self) -> str:
         return type(self).__name__.removesuffix("Value").lower()
@@ -38,14 +56,78 @@ class Value:
     def python_type(self) -> type:
         raise GraphBreak("unsupported_value", f"the type of a {self.kind_name} value is unknown")
 
-    def constant(self):
-        """The Python value if it is a compile-time constant, else NOT_CONSTANT."""
-        return NOT_CONSTANT
+    def identity(self):
+        """The real object this value stands for, when jitcore knows that very object (for `is`), else None."""
+        return None
 
     def is_tensor(self) -> bool:
         return False
 
-    # -- questions with graph-break defaults ------------------------------------------------------------------
+    def is_symbolic_number(self) -> bool:
+        """True for a Python number that is a symbol of the graph (a dynamic int), not a constant."""
+        return False
+
+    # -- constants --------------------------------------------------------------------------------------------
+    def constant(self):
+        """The Python value if it is a compile-time constant, else NOT_CONSTANT."""
+        return NOT_CONSTANT
+
+    # -- children: the values this one holds (for graph outputs and reconstruction) ----------------------------
+    def children(self) -> list:
+        """The values this value holds and would rebuild from (items, attributes, a bound self)."""
+        return []
+
+    # -- attributes -------------------------------------------------------------------------------------------
+    def getattr(self, state, name: str) -> "Value":
+        raise GraphBreak("unsupported_value", f"attribute {name!r} of a {self.kind_name}")
+
+    def setattr(self, state, name: str, value: "Value") -> None:
+        raise GraphBreak("side_effect", f"setting attribute {name!r} of a {self.kind_name}")
+
+    def delattr(self, state, name: str) -> None:
+        raise GraphBreak("side_effect", f"deleting attribute {name!r} of a {self.kind_name}")
+
+    def has_attr(self, state, name: str) -> bool:
+        """hasattr(obj, name): asked of the real object where jitcore knows it, else answered by reading the
+        attribute (an AttributeError the modelled read raises means False)."""
+        real = self.identity()
+        if real is None:
+            c = self.constant()
+            real = None if c is NOT_CONSTANT else c
+        if real is not None:
+            return hasattr(real, name)
+        try:
+            self.getattr(state, name)
+            return True
+        except GraphBreak as exc:
+            if exc.exc_type is not None and issubclass(exc.exc_type, AttributeError):
+                return False
+            raise
+
+    def plain_getattr(self, state, name: str) -> "Value":
+        """object.__getattribute__(obj, name); modelled where `has_plain_getattr`."""
+        raise GraphBreak("unsupported_value", f"object.__getattribute__ on a {self.kind_name}")
+
+    def raw_setattr(self, state, name: str, value: "Value") -> None:
+        """object.__setattr__(obj, name, value); modelled where `has_raw_setattr`."""
+        raise GraphBreak("side_effect", f"object.__setattr__ on a {self.kind_name}")
+
+    # -- items ------------------------------------------------------------------------------------------------
+    def getitem(self, state, key: "Value") -> "Value":
+        raise GraphBreak("unsupported_value", f"indexing a {self.kind_name}")
+
+    def setitem(self, state, key: "Value", value: "Value") -> None:
+        raise GraphBreak("side_effect", f"item assignment on a {self.kind_name}")
+
+    def delitem(self, state, key: "Value") -> None:
+        raise GraphBreak("side_effect", f"item deletion on a {self.kind_name}")
+
+    def sequence_items(self) -> list | None:
+        """The item values of a tuple, list or iterator of known items, else None. A list passed in has its
+        items read here (see ListValue.realize: the caller relies on them, so their number is guarded)."""
+        return None
+
+    # -- iteration and truth ----------------------------------------------------------------------------------
     def truth(self, state) -> bool:
         raise GraphBreak("unsupported_value", f"truth value of a {self.kind_name}")
 
@@ -60,30 +142,10 @@ class Value:
         """The next item of an iterator, or None when it is exhausted (FOR_ITER, next())."""
         raise GraphBreak("unsupported_value", f"advancing a {self.kind_name} (its items are not known)")
 
-    def getattr(self, state, name: str) -> "Value":
-        raise GraphBreak("unsupported_value", f"attribute {name!r} of a {self.kind_name}")
+    def contains(self, state, item: "Value") -> "Value":
+        raise GraphBreak("unsupported_value", f"`in` on a {self.kind_name}")
 
-    def setattr(self, state, name: str, value: "Value") -> None:
-        raise GraphBreak("side_effect", f"setting attribute {name!r} of a {self.kind_name}")
-
-    def delattr(self, state, name: str) -> None:
-        raise GraphBreak("side_effect", f"deleting attribute {name!r} of a {self.kind_name}")
-
-    def getitem(self, state, key: "Value") -> "Value":
-        raise GraphBreak("unsupported_value", f"indexing a {self.kind_name}")
-
-    def setitem(self, state, key: "Value", value: "Value") -> None:
-        raise GraphBreak("side_effect", f"item assignment on a {self.kind_name}")
-
-    def delitem(self, state, key: "Value") -> None:
-        raise GraphBreak("side_effect", f"item deletion on a {self.kind_name}")
-
-    def call(self, state, args: list, kwargs: dict) -> "Value":
-        raise GraphBreak("unsupported_call", f"calling a {self.kind_name}")
-
-    def call_method(self, state, name: str, args: list, kwargs: dict) -> "Value":
-        return self.getattr(state, name).call(state, args, kwargs)
-
+    # -- operators --------------------------------------------------------------------------------------------
     def binary_op(self, state, op: str, other: "Value", reflected: bool) -> "Value":
         """`self <op> other` (or `other <op> self` when reflected); NotImplemented lets the other side try."""
         return NotImplemented
@@ -91,10 +153,30 @@ class Value:
     def unary_op(self, state, op: str) -> "Value":
         raise GraphBreak("unsupported_value", f"unary {op} of a {self.kind_name}")
 
-    def contains(self, state, item: "Value") -> "Value":
-        raise GraphBreak("unsupported_value", f"`in` on a {self.kind_name}")
+    # -- calling ----------------------------------------------------------------------------------------------
+    def call(self, state, args: list, kwargs: dict) -> "Value":
+        raise GraphBreak("unsupported_call", f"calling a {self.kind_name}")
 
-    # -- graph plumbing ---------------------------------------------------------------------------------------
+    def call_method(self, state, name: str, args: list, kwargs: dict) -> "Value":
+        return self.getattr(state, name).call(state, args, kwargs)
+
+    def builtin_call_method(self, state, name: str, args: list, kwargs: dict) -> "Value":
+        """The builtin base's method `name` even where a subclass overrides it; modelled where
+        `has_builtin_methods`, else the ordinary method call."""
+        return self.call_method(state, name, args, kwargs)
+
+    # -- context managers -------------------------------------------------------------------------------------
+    def enter(self, state) -> tuple:
+        """BEFORE_WITH: enter this context manager; returns (the bound __exit__, the __enter__ result)."""
+        exit_method = self.getattr(state, "__exit__")
+        result = self.call_method(state, "__enter__", [], {})
+        return exit_method, result
+
+    def is_rebuildable_exit(self) -> bool:
+        """True for the __exit__ of a with-block whose context a resume function can rebuild after a break."""
+        return False
+
+    # -- graph plumbing and reconstruction --------------------------------------------------------------------
     def as_fx_arg(self, state):
         """The object to put into an FX node's args (a Node for tensors, a plain value for constants)."""
         raise GraphBreak("unsupported_value", f"passing a {self.kind_name} to a tensor operation")
@@ -108,9 +190,8 @@ class Value:
         very object when jitcore knows it and it was not made while tracing)."""
         if self.source is not None:
             return self.source.emit(codegen)
-        identity = getattr(self, "identity", None)
-        if identity is not None and identity() is not None:
-            return codegen.constant_object(identity(), "obj")
+        if self.identity() is not None:
+            return codegen.constant_object(self.identity(), "obj")
         raise GraphBreak("unsupported_output", f"rebuilding a {self.kind_name} made inside the function")
 
     def compiled_callee(self, state, compilable):
@@ -157,12 +238,12 @@ class MethodCallValue(Value):
         self.builtin = builtin
 
     def python_type(self):
-        import types
         return types.BuiltinMethodType
 
     def call(self, state, args, kwargs):
-        method = getattr(self.obj, "builtin_call_method", None) if self.builtin else None
-        return (method or self.obj.call_method)(state, self.name, args, kwargs)
+        if self.builtin:
+            return self.obj.builtin_call_method(state, self.name, args, kwargs)
+        return self.obj.call_method(state, self.name, args, kwargs)
 
     def children(self):
         return [self.obj]

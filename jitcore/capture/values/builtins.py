@@ -93,9 +93,9 @@ _BINOPS = frozenset({"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "
 
 def identity(value):
     """The real object a value stands for when jitcore knows it (for `is`), else None."""
-    getter = getattr(value, "identity", None)
-    if getter is not None:
-        return getter()
+    real = value.identity()
+    if real is not None:
+        return real
     c = value.constant()
     return None if c is NOT_CONSTANT else c
 
@@ -175,7 +175,7 @@ def _reduce(state, fn, iterable, *initial):
     it = _iter(state, iterable)
     acc = initial[0] if initial else it.next_item(state)
     if acc is None:
-        raise GraphBreak("user_exception", "TypeError: reduce() of empty iterable with no initial value")
+        raise GraphBreak.raises(TypeError, "reduce() of empty iterable with no initial value")
     while (item := it.next_item(state)) is not None:
         acc = fn.call(state, [acc, item], {})
     return acc
@@ -211,11 +211,10 @@ def _setattr(state, obj, name, value):
 
 @_rule(object.__setattr__)
 def _object_setattr(state, obj, name, value):
-    raw = getattr(obj, "raw_setattr", None)
     n = name.constant()
-    if raw is None or type(n) is not str:
+    if not obj.has_raw_setattr or type(n) is not str:
         return NotImplemented
-    raw(state, n, value)
+    obj.raw_setattr(state, n, value)
     return const(None)
 
 
@@ -249,7 +248,7 @@ def _getattr(state, obj, name, *default):
     if type(n) is not str:
         return NotImplemented
     if default:
-        if not has_attribute(state, obj, n):
+        if not obj.has_attr(state, n):
             return default[0]
     return obj.getattr(state, n)
 
@@ -259,25 +258,7 @@ def _hasattr(state, obj, name):
     n = name.constant()
     if type(n) is not str:
         return NotImplemented
-    return const(has_attribute(state, obj, n))
-
-
-def has_attribute(state, obj, name) -> bool:
-    own = getattr(obj, "has_attr", None)
-    if own is not None:
-        return own(state, name)
-    if obj.is_tensor():
-        return hasattr(obj.fake, name)
-    real = identity(obj)
-    if real is not None:
-        return hasattr(real, name)
-    try:
-        obj.getattr(state, name)
-        return True
-    except GraphBreak as exc:
-        if exc.kind == "user_exception" and "AttributeError" in exc.detail:
-            return False
-        raise
+    return const(obj.has_attr(state, n))
 
 
 @_rule(abs)
@@ -352,7 +333,7 @@ def _next(state, it, *default):
     if item is None:
         if default:
             return default[0]
-        raise GraphBreak("user_exception", "StopIteration")
+        raise GraphBreak.raises(StopIteration)
     return item
 
 

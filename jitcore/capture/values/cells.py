@@ -23,7 +23,7 @@ class CellBox(Value):
 
     def get(self, state):
         if self.contents is None:
-            raise GraphBreak("user_exception", f"NameError: free variable '{self.name}' referenced before assignment")
+            raise GraphBreak.raises(NameError, f"free variable '{self.name}' referenced before assignment")
         return self.contents
 
     def set(self, state, value):
@@ -50,7 +50,7 @@ class RootCell(Value):
             try:
                 contents = self.cell.cell_contents
             except ValueError:
-                raise GraphBreak("user_exception", "NameError: free variable referenced before assignment") from None
+                raise GraphBreak.raises(NameError, "free variable referenced before assignment") from None
             if self.source is None:
                 from jitcore.capture.values.constant import CONSTANT_TYPES
                 if type(contents) not in CONSTANT_TYPES and not callable(contents):

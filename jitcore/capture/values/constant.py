@@ -42,7 +42,7 @@ def fold(state, fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except Exception as exc:
-        raise GraphBreak("user_exception", f"{type(exc).__name__}: {exc}") from None
+        raise GraphBreak.raises(type(exc), str(exc)) from None
 
 
 class ConstantValue(Value):

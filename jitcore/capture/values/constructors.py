@@ -49,13 +49,13 @@ def _namedtuple(state, cls, args, kwargs):
     bound = list(args) + [None] * (len(names) - len(args))
     for k, v in kwargs.items():
         if k not in names:
-            raise GraphBreak("user_exception", f"TypeError: {cls.__name__}() got an unexpected keyword '{k}'")
+            raise GraphBreak.raises(TypeError, f"{cls.__name__}() got an unexpected keyword '{k}'")
         bound[names.index(k)] = v
     defaults = getattr(cls, "_field_defaults", {})
     for i, name in enumerate(names):
         if bound[i] is None:
             if name not in defaults:
-                raise GraphBreak("user_exception", f"TypeError: {cls.__name__}() missing argument '{name}'")
+                raise GraphBreak.raises(TypeError, f"{cls.__name__}() missing argument '{name}'")
             bound[i] = const(defaults[name])
     return TupleValue(bound, tuple_type=cls)
 
@@ -86,7 +86,7 @@ def _plain_object(state, cls, args, kwargs):
             raise GraphBreak("unsupported_call", f"{cls.__qualname__}.__init__ is not a Python function")
         state.inline_call(init, [obj, *args], kwargs)
     elif args or kwargs:
-        raise GraphBreak("user_exception", f"TypeError: {cls.__qualname__}() takes no arguments")
+        raise GraphBreak.raises(TypeError, f"{cls.__qualname__}() takes no arguments")
     return obj
 
 

@@ -25,9 +25,8 @@ class _RegionValue(Value):
     """A context manager object made inside the captured code; `enter` returns (exit callable, enter result)."""
 
     __slots__ = ()
-
-    def enter(self, state):
-        raise NotImplementedError
+    #: reconstruct_exit(codegen) rebuilds the real __exit__ for a resume function inside the region
+    exit_rebuildable = False
 
 
 class GradModeValue(_RegionValue):
@@ -35,6 +34,7 @@ class GradModeValue(_RegionValue):
     (it also works as a plain function call), and entering it changes nothing more."""
 
     __slots__ = ("enabled", "cls", "previous")
+    exit_rebuildable = True
 
     def __init__(self, enabled: bool, cls, previous=None):
         super().__init__(None)
@@ -114,11 +114,13 @@ class ExitValue(Value):
         self.done = False
         self.region = region
 
+    def is_rebuildable_exit(self):
+        return self.region is not None and self.region.exit_rebuildable
+
     def reconstruct(self, codegen):
-        rebuild = getattr(self.region, "reconstruct_exit", None)
-        if rebuild is None or self.done:
+        if not self.is_rebuildable_exit() or self.done:
             raise GraphBreak("unsupported_output", "a with-block that jitcore cannot re-enter after a break")
-        return rebuild(codegen)
+        return self.region.reconstruct_exit(codegen)
 
     def call(self, state, args, kwargs):
         if any(a.constant() is not None for a in args):

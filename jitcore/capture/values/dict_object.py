@@ -48,6 +48,7 @@ def _builtin_base(cls):
 
 class NewDictObjectValue(_DunderProtocol, DictValue):
     __slots__ = ("attrs",)
+    has_raw_setattr = True
 
     def __init__(self, cls):
         super().__init__({}, None, dict_type=cls)
@@ -77,7 +78,7 @@ class NewDictObjectValue(_DunderProtocol, DictValue):
         if name in self.attrs:
             return self.attrs[name]
         if raw is _MISSING:
-            raise GraphBreak("user_exception", f"AttributeError: '{cls.__name__}' object has no attribute '{name}'")
+            raise GraphBreak.raises(AttributeError, f"'{cls.__name__}' object has no attribute '{name}'")
         if _is_dict_slot(raw):
             from jitcore.capture.values.base import MethodCallValue
             return MethodCallValue(self, name, builtin=True)

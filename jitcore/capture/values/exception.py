@@ -7,7 +7,6 @@ the capture there, so the raising instruction runs in Python and raises for real
 """
 from __future__ import annotations
 
-import builtins
 import types
 
 from jitcore.capture.breaks import GraphBreak
@@ -47,6 +46,8 @@ def exception_constructible(cls) -> bool:
 class ExceptionValue(Value):
     __slots__ = ("cls", "args", "attrs", "origin")
     needs_identity = True
+    has_raw_setattr = True
+    has_builtin_methods = True
 
     def __init__(self, cls, args):
         super().__init__(None)
@@ -132,18 +133,15 @@ def construct_exception(state, cls, args, kwargs):
         exc.args = []
         state.inline_call(init, [exc, *args], kwargs)
     elif kwargs:
-        raise GraphBreak("user_exception", f"TypeError: {cls.__name__}() takes no keyword arguments")
+        raise GraphBreak.raises(TypeError, f"{cls.__name__}() takes no keyword arguments")
     return exc
 
 
 def exception_from_break(brk) -> ExceptionValue | None:
-    """The exception an operation jitcore models would have raised (a GraphBreak of kind user_exception whose
-    detail names a builtin exception type), so traced `except` clauses can catch it; None for anything else."""
-    if brk.kind != "user_exception" or not brk.detail:
-        return None
-    name = brk.detail.split(":", 1)[0].strip()
-    cls = getattr(builtins, name, None)
-    if not isinstance(cls, type) or not issubclass(cls, Exception):
+    """The exception an operation jitcore models would have raised (a break made by `GraphBreak.raises` with a
+    builtin exception type), so traced `except` clauses can catch it; None for anything else."""
+    cls = brk.exc_type
+    if cls is None or not issubclass(cls, Exception) or cls.__module__ != "builtins":
         return None
     return ExceptionValue(cls, None)
 
@@ -155,6 +153,6 @@ def matches(state, exc, classinfo) -> bool:
         raise GraphBreak("unsupported_value", "an except clause with a class jitcore does not know")
     classes = target if isinstance(target, tuple) else (target,)
     if not all(isinstance(c, type) and issubclass(c, BaseException) for c in classes):
-        raise GraphBreak("user_exception", "TypeError: catching classes that do not inherit from BaseException "
+        raise GraphBreak.raises(TypeError, "catching classes that do not inherit from BaseException "
                                            "is not allowed")
     return issubclass(exc.cls, classes)

@@ -52,7 +52,7 @@ class GeneratorValue(_OnDemand):
         if self.finished:
             return None
         if self.running:
-            raise GraphBreak("user_exception", "ValueError: generator already executing")
+            raise GraphBreak.raises(ValueError, "generator already executing")
         if self.count >= MAX_YIELDS:
             raise GraphBreak("generator", f"a generator yielded more than {MAX_YIELDS} values while tracing")
         frame = self.frame

@@ -34,6 +34,9 @@ class IteratorValue(Value):
         self.position += 1
         return item
 
+    def sequence_items(self):
+        return self.items
+
     def iterate(self, state):
         rest = self.items[self.position:]
         self.position = len(self.items)

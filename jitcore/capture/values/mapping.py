@@ -19,7 +19,7 @@ def _key(state, key):
     try:
         hash(k)
     except TypeError as exc:
-        raise GraphBreak("user_exception", f"TypeError: {exc}") from None
+        raise GraphBreak.raises(TypeError, f"{exc}") from None
     return k
 
 
@@ -30,6 +30,7 @@ _DICT_METHODS = frozenset({"keys", "values", "items", "get", "copy", "update", "
 class DictValue(Value):
     __slots__ = ("items", "dict_type")
     needs_identity = True
+    has_builtin_methods = True
 
     def __init__(self, items: dict, source=None, dict_type=dict):
         super().__init__(source)
@@ -39,6 +40,9 @@ class DictValue(Value):
 
     def python_type(self):
         return self.dict_type
+
+    def children(self):
+        return list(self.items.values())
 
     def constant(self):
         out = {}
@@ -83,7 +87,7 @@ class DictValue(Value):
     def getitem(self, state, key):
         k = _key(state, key)
         if k not in self.items:
-            raise GraphBreak("user_exception", f"KeyError: {k!r}")
+            raise GraphBreak.raises(KeyError, f"{k!r}")
         return self.items[k]
 
     def contains(self, state, item):
@@ -110,7 +114,7 @@ class DictValue(Value):
         self._mutable(state, "del")
         k = _key(state, key)
         if k not in self.items:
-            raise GraphBreak("user_exception", f"KeyError: {k!r}")
+            raise GraphBreak.raises(KeyError, f"{k!r}")
         del self.items[k]
 
     def binary_op(self, state, op, other, reflected):
@@ -157,7 +161,7 @@ class DictValue(Value):
                     return items.pop(k)
                 if len(args) == 2:
                     return args[1]
-                raise GraphBreak("user_exception", f"KeyError: {k!r}")
+                raise GraphBreak.raises(KeyError, f"{k!r}")
             if name == "setdefault":
                 return items.setdefault(_key(state, args[0]), args[1] if len(args) > 1 else const(None))
             if name == "clear":
@@ -165,7 +169,7 @@ class DictValue(Value):
                 return const(None)
             if name == "popitem":
                 if not items:
-                    raise GraphBreak("user_exception", "KeyError: popitem(): dictionary is empty")
+                    raise GraphBreak.raises(KeyError, "popitem(): dictionary is empty")
                 k, v = items.popitem()
                 return TupleValue([const(k), v])
         return super().call_method(state, name, args, kwargs)

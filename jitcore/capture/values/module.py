@@ -66,7 +66,7 @@ class ModuleValue(Value):
             return wrap(state, d[name], AttrSource(self.source, name) if self.source is not None else None)
         raw = _class_lookup(type(module), name)
         if raw is None:
-            raise GraphBreak("user_exception", f"AttributeError: '{type(module).__name__}' has no attribute '{name}'")
+            raise GraphBreak.raises(AttributeError, f"'{type(module).__name__}' has no attribute '{name}'")
         return _class_attribute(state, self, type(module), name, raw)
 
     def setattr(self, state, name, value):
@@ -134,7 +134,7 @@ class ModuleValue(Value):
                 if out.constant() is not None:
                     pair = out.iterate(state) if out.python_type() is tuple else []
                     if len(pair) != 2:
-                        raise GraphBreak("user_exception", "RuntimeError: forward pre-hook must return None or a "
+                        raise GraphBreak.raises(RuntimeError, "forward pre-hook must return None or a "
                                                            "tuple of (new_args, new_kwargs)")
                     args_value, kwargs_value = pair
             else:
@@ -223,7 +223,7 @@ class ModuleValue(Value):
         if self._keyed() and isinstance(k, str):
             found = getattr(self.module, table)
             if k not in found:
-                raise GraphBreak("user_exception", f"KeyError: {k!r}")
+                raise GraphBreak.raises(KeyError, f"{k!r}")
             return self._child(state, table, k, found[k])
         if isinstance(k, (int, slice)) and not self._keyed():
             _, items = self._read_items(state)
@@ -231,7 +231,7 @@ class ModuleValue(Value):
             try:
                 name, m = items[k]
             except IndexError:
-                raise GraphBreak("user_exception", "IndexError: index out of range") from None
+                raise GraphBreak.raises(IndexError, "index out of range") from None
             return self._child(state, table, name, m)
         if isinstance(k, slice) and not self._keyed():
             from jitcore.capture.values.sequence import ListValue

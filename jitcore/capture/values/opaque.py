@@ -1,6 +1,7 @@
 """Objects jitcore does not model yet: they can be passed around and returned, but any use is a graph break."""
 from __future__ import annotations
 
+from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value, KnownObjectValue
 
 __all__ = ["OpaqueValue", "NativeFunctionValue"]
@@ -38,7 +39,6 @@ class NativeFunctionValue(OpaqueValue):
         self.kind = kind
 
     def call(self, state, args, kwargs):
-        from jitcore.capture.breaks import GraphBreak
         name = getattr(self.obj, "__qualname__", None) or getattr(self.obj, "__name__", repr(self.obj))
         raise GraphBreak(self.kind, f"{getattr(self.obj, '__module__', '') or ''}.{name}()".lstrip("."))
 
@@ -55,8 +55,8 @@ class DeferredMethodValue(Value):
         self.kind = kind
 
     def call(self, state, args, kwargs):
-        from jitcore.capture.breaks import GraphBreak
-        kind = self.kind or getattr(self.owner, "kind", None) or "unsupported_call"
+        owner_kind = self.owner.kind if isinstance(self.owner, NativeFunctionValue) else None
+        kind = self.kind or owner_kind or "unsupported_call"
         raise GraphBreak(kind, f"{self.owner.python_type().__name__}.{self.name}()")
 
     def children(self):

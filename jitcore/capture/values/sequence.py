@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import operator
 
+from guards import LengthMatch
 from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.sources import ItemSource
 from jitcore.capture.values.base import Value, NOT_CONSTANT, MethodCallValue
 from jitcore.capture.values.constant import ConstantValue, const, fold, register_container
+from jitcore.capture.values.wrapping import wrap
 
 __all__ = ["TupleValue", "ListValue", "SequenceValue"]
 
@@ -26,6 +29,9 @@ def _index(state, key):
 
 
 class SequenceValue(Value):
+    """A tuple or list of item values. Its methods read the items through `sequence_items()`, where a list passed
+    in reads (and guards) its real items the first time they are needed."""
+
     __slots__ = ("items",)
     container = tuple
     #: method names call_method models
@@ -38,9 +44,15 @@ class SequenceValue(Value):
     def python_type(self):
         return self.container
 
+    def sequence_items(self):
+        return self.items
+
+    def children(self):
+        return self.items
+
     def constant(self):
         out = []
-        for item in self.items:
+        for item in self.sequence_items():
             c = item.constant()
             if c is NOT_CONSTANT:
                 return NOT_CONSTANT
@@ -48,17 +60,17 @@ class SequenceValue(Value):
         return self.container(out)
 
     def truth(self, state):
-        return bool(self.items)
+        return bool(self.sequence_items())
 
     def length(self, state):
-        return len(self.items)
+        return len(self.sequence_items())
 
     def iterate(self, state):
-        return list(self.items)
+        return list(self.sequence_items())
 
     def getitem(self, state, key):
         k = _index(state, key)
-        picked = fold(state, operator.getitem, self.items, k)
+        picked = fold(state, operator.getitem, self.sequence_items(), k)
         return self.make(picked) if isinstance(k, slice) else picked
 
     def make(self, items):
@@ -68,18 +80,19 @@ class SequenceValue(Value):
         found = self.constant()
         iv = item.constant()
         if found is NOT_CONSTANT or iv is NOT_CONSTANT:
-            if item.is_tensor() or any(v.is_tensor() for v in self.items):
+            items = self.sequence_items()
+            if item.is_tensor() or any(v.is_tensor() for v in items):
                 raise GraphBreak("data_dependent", "`in` compares tensors by value")
-            return const(any(_same(v, item) for v in self.items))
+            return const(any(_same(v, item) for v in items))
         return const(iv in found)
 
     def binary_op(self, state, op, other, reflected):
         if op in ("add", "iadd") and type(other) is type(self) and not reflected:
-            return self.make(self.items + other.items)
+            return self.make(self.sequence_items() + other.sequence_items())
         if op in ("mul", "imul"):
             n = other.constant()
             if type(n) is int:
-                return self.make(self.items * n)
+                return self.make(self.sequence_items() * n)
         if op in ("eq", "ne") and isinstance(other, SequenceValue):
             a, b = self.constant(), other.constant()
             if a is not NOT_CONSTANT and b is not NOT_CONSTANT:
@@ -100,10 +113,10 @@ class SequenceValue(Value):
         raise GraphBreak("unsupported_value", f"attribute {name!r} of a {self.container.__name__}")
 
     def as_fx_arg(self, state):
-        return self.container(v.as_fx_arg(state) for v in self.items)
+        return self.container(v.as_fx_arg(state) for v in self.sequence_items())
 
     def as_fake(self, state):
-        return self.container(v.as_fake(state) for v in self.items)
+        return self.container(v.as_fake(state) for v in self.sequence_items())
 
 
 def _same(a, b) -> bool:
@@ -150,7 +163,7 @@ class TupleValue(SequenceValue):
             items = list(self.items)
             for key, value in kwargs.items():
                 if key not in fields:
-                    raise GraphBreak("user_exception", f"ValueError: Got unexpected field names: [{key!r}]")
+                    raise GraphBreak.raises(ValueError, f"Got unexpected field names: [{key!r}]")
                 items[fields.index(key)] = value
             return TupleValue(items, tuple_type=self.tuple_type)
         if fields and name == "_asdict" and not args and not kwargs:
@@ -199,22 +212,20 @@ class ListValue(SequenceValue):
     def lazy(cls, state, real: list, source):
         return cls(None, source, (state, real))
 
-    def __getattribute__(self, name):
-        if name == "items" and object.__getattribute__(self, "_lazy") is not None:
-            object.__getattribute__(self, "_realize")()
-        return object.__getattribute__(self, name)
+    def realize(self) -> list:
+        """The item values. A list passed in reads its real items the first time: their number is relied on from
+        then on, so it is guarded here (the one place a list's length guard comes from)."""
+        if self._lazy is not None:
+            state, real = self._lazy
+            self._lazy = None
+            state.ctx.guard(self.source, LengthMatch(len(real)))
+            self.items = [wrap(state, item, ItemSource(self.source, i)) for i, item in enumerate(real)]
+            self.items.extend(self._appended)
+            self._appended = []
+        return self.items
 
-    def _realize(self):
-        """Read the real items now: their length is relied on from here, so it is guarded."""
-        from guards import LengthMatch
-        from jitcore.capture.sources import ItemSource
-        from jitcore.capture.values import wrap
-        state, real = self._lazy
-        self._lazy = None
-        state.ctx.guard(self.source, LengthMatch(len(real)))
-        self.items = [wrap(state, item, ItemSource(self.source, i)) for i, item in enumerate(real)]
-        self.items.extend(self._appended)
-        self._appended = []
+    def sequence_items(self):
+        return self.realize()
 
     def children(self):
         return self._appended if self._lazy is not None else self.items
@@ -239,18 +250,18 @@ class ListValue(SequenceValue):
         self._mutable(state, "item assignment")
         k = _index(state, key)
         if isinstance(k, slice):
-            fold(state, operator.setitem, self.items, k, value.iterate(state))
+            fold(state, operator.setitem, self.realize(), k, value.iterate(state))
         else:
-            fold(state, operator.setitem, self.items, k, value)
+            fold(state, operator.setitem, self.realize(), k, value)
 
     def delitem(self, state, key):
         self._mutable(state, "del")
-        fold(state, operator.delitem, self.items, _index(state, key))
+        fold(state, operator.delitem, self.realize(), _index(state, key))
 
     def binary_op(self, state, op, other, reflected):
         if op == "iadd" and not reflected:
             self._mutable(state, "+=")
-            self.items.extend(other.iterate(state))
+            self.realize().extend(other.iterate(state))
             return self
         return super().binary_op(state, op, other, reflected)
 
@@ -259,7 +270,7 @@ class ListValue(SequenceValue):
             self._mutable(state, f"list.{name}()")
             self._appended.extend(args if name == "append" else args[0].iterate(state))
             return const(None)
-        items = self.items
+        items = self.realize()
         if name in _LIST_MUTATORS:
             self._mutable(state, f"list.{name}()")
             if kwargs and name != "sort":
@@ -295,7 +306,7 @@ class ListValue(SequenceValue):
         return super().call_method(state, name, args, kwargs)
 
     def reconstruct(self, codegen):
-        return "[" + "".join(f"{codegen.load(v)}, " for v in self.items) + "]"
+        return "[" + "".join(f"{codegen.load(v)}, " for v in self.realize()) + "]"
 
 
 _LIST_MUTATORS = frozenset({"append", "extend", "insert", "pop", "clear", "reverse", "remove", "sort"})

@@ -21,12 +21,11 @@ def member_key(state, value):
         try:
             hash(c)
         except TypeError as exc:
-            raise GraphBreak("user_exception", f"TypeError: {exc}") from None
+            raise GraphBreak.raises(TypeError, f"{exc}") from None
         return ("value", c)
-    identity = getattr(value, "identity", None)
-    if identity is not None and identity() is not None and type(identity()).__hash__ is object.__hash__ \
-            or value.is_tensor():
-        return ("id", id(identity()))
+    real = value.identity()
+    if real is not None and type(real).__hash__ is object.__hash__ or value.is_tensor():
+        return ("id", id(real))
     raise GraphBreak("unsupported_value", f"a set element that is a {value.kind_name}")
 
 
@@ -41,6 +40,9 @@ class SetValue(Value):
         super().__init__(source)
         self.set_type = set_type
         self.members = {member_key(state, m): m for m in members}
+
+    def children(self):
+        return list(self.members.values())
 
     def python_type(self):
         return self.set_type
@@ -82,7 +84,7 @@ class SetValue(Value):
 
     def _mutable(self, state, what):
         if self.set_type is not set:
-            raise GraphBreak("user_exception", f"AttributeError: {what} on a frozenset")
+            raise GraphBreak.raises(AttributeError, f"{what} on a frozenset")
         if self.source is not None:
             state.ctx.side_effects.container_mutated(self)
 
@@ -115,7 +117,7 @@ class SetValue(Value):
             self._mutable(state, f"set.{name}()")
             key = member_key(state, args[0])
             if name == "remove" and key not in self.members:
-                raise GraphBreak("user_exception", f"KeyError: {args[0]!r}")
+                raise GraphBreak.raises(KeyError, f"{args[0]!r}")
             self.members.pop(key, None)
             return const(None)
         if name == "copy" and not args:

@@ -16,11 +16,11 @@ def super_attribute(state, cls_value, self_value, name: str):
         raise GraphBreak("unsupported_value", "super() in a classmethod")
     mro = instance_type.__mro__
     if cls not in mro:
-        raise GraphBreak("user_exception", "TypeError: super(type, obj): obj must be an instance of type")
+        raise GraphBreak.raises(TypeError, "super(type, obj): obj must be an instance of type")
     for klass in mro[mro.index(cls) + 1:]:
         raw = klass.__dict__.get(name, _MISSING)
         if raw is not _MISSING:
             return _class_attribute(state, self_value, klass, name, raw)
-    raise GraphBreak("user_exception", f"AttributeError: 'super' object has no attribute '{name}'")
+    raise GraphBreak.raises(AttributeError, f"'super' object has no attribute '{name}'")
 
 

@@ -109,8 +109,7 @@ class SymIntValue(Value):
             text = None if self.text is None else f"({left} {_COMPARISONS[op]} {right})"
             return SymBoolValue(bool(outcome), text, self.roots, self)
         if self._constant is None and op in _ARITHMETIC:
-            other_sym = getattr(other, "is_symbolic_number", None)
-            if other_sym is not None and other_sym():
+            if other.is_symbolic_number():
                 fake_other, node_other, roots = other.fake, other.node, other.roots
             elif type(other.constant()) in _NUMBER:
                 fake_other = node_other = other.constant()

@@ -56,9 +56,12 @@ class TensorValue(Value):
     def truth(self, state):
         raise GraphBreak("tensor_branch", "a tensor's value decides a Python branch")
 
+    def enter(self, state):
+        raise GraphBreak.raises(TypeError, "a tensor is not a context manager")
+
     def length(self, state):
         if self.fake.dim() == 0:
-            raise GraphBreak("user_exception", "TypeError: len() of a 0-d tensor")
+            raise GraphBreak.raises(TypeError, "len() of a 0-d tensor")
         n = self.fake.shape[0]
         if is_symbolic(n):
             raise GraphBreak("data_dependent", "len() of a tensor whose size depends on its data")
@@ -131,8 +134,7 @@ def _tensor_operand(value) -> bool:
     """Python's operators on tensors accept tensors, numbers, and (for some ops) sequences of numbers."""
     if value.is_tensor():
         return True
-    symbolic = getattr(value, "is_symbolic_number", None)
-    if symbolic is not None and symbolic():
+    if value.is_symbolic_number():
         return True
     c = value.constant()
     return c is not NOT_CONSTANT and (isinstance(c, (int, float, bool, complex)) or c is None)
@@ -237,12 +239,11 @@ def _symbolic_shape(fake) -> bool:
 def _specialize_dynamic_ints(values) -> bool:
     found = False
     for value in values:
-        symbolic = getattr(value, "is_symbolic_number", None)
-        if symbolic is not None and symbolic():
+        if value.is_symbolic_number():
             value.constant()
             found = True
-        items = getattr(value, "items", None)
-        if isinstance(items, list):
+        items = value.sequence_items()
+        if items is not None:
             found = _specialize_dynamic_ints(items) or found
     return found
 

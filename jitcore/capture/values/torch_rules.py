@@ -67,8 +67,8 @@ def _no_torch_function(state, fn, args, kwargs):
     values = list(args)
     for value in list(values):
         if not value.is_tensor():
-            items = getattr(value, "items", None)
-            if isinstance(items, list):
+            items = value.sequence_items()
+            if items is not None:
                 values.extend(items)
     for value in values:
         if value.is_tensor() and value.tensor_type not in (torch.Tensor, torch.nn.Parameter):

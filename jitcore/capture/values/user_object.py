@@ -128,7 +128,7 @@ def _class_attribute(state, self_value, cls, name, raw, source=None):
     from jitcore.capture.values.objects import ClassValue
     if isinstance(raw, property):
         if raw.fget is None:
-            raise GraphBreak("user_exception", f"AttributeError: property '{name}' has no getter")
+            raise GraphBreak.raises(AttributeError, f"property '{name}' has no getter")
         return state.inline_call(raw.fget, [self_value], {})
     if isinstance(raw, staticmethod):
         return wrap(state, raw.__func__, None)
@@ -143,20 +143,20 @@ def _class_attribute(state, self_value, cls, name, raw, source=None):
         return UserMethodValue(raw, self_value)
     if isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType)) \
             and issubclass(raw.__objclass__, BaseException) and isinstance(self_value.python_type(), type) \
-            and issubclass(self_value.python_type(), BaseException) and hasattr(self_value, "builtin_call_method"):
+            and issubclass(self_value.python_type(), BaseException) and self_value.has_builtin_methods:
         # `super().__init__(message)` in an exception class: BaseException's own method
         from jitcore.capture.values.base import MethodCallValue
         return MethodCallValue(self_value, name, builtin=True)
-    if raw is object.__setattr__ and hasattr(self_value, "raw_setattr"):
+    if raw is object.__setattr__ and self_value.has_raw_setattr:
         # `super().__setattr__(name, value)` inside a class's own __setattr__: the default store
         return _DefaultSlot(self_value, store=True)
     if isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType)) \
             and raw.__objclass__ in (dict, list, set, tuple, collections.OrderedDict) \
-            and not hasattr(self_value, "plain_getattr"):
+            and not self_value.has_plain_getattr:
         # super().get(...) in a dict subclass: the builtin method on the container value
         from jitcore.capture.values.base import MethodCallValue
         return MethodCallValue(self_value, name, builtin=True)
-    if raw is object.__getattribute__ and hasattr(self_value, "plain_getattr"):
+    if raw is object.__getattribute__ and self_value.has_plain_getattr:
         # `super().__getattribute__(key)` inside a class's own __getattribute__: the default lookup
         return _DefaultSlot(self_value, store=False)
     if callable(raw) and isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType,
@@ -195,6 +195,7 @@ class UserObjectValue(_DunderProtocol, OpaqueValue):
     """An instance of a user class that existed before the call (guarded by type; attributes by source)."""
 
     __slots__ = ()
+    has_plain_getattr = True
 
     def getattr(self, state, name):
         getattribute = type(self.obj).__getattribute__
@@ -208,7 +209,8 @@ class UserObjectValue(_DunderProtocol, OpaqueValue):
             return self._plain_getattr(state, name)
         except GraphBreak as brk:
             hook = class_lookup(type(self.obj), "__getattr__")
-            if hook is _MISSING or brk.kind != "user_exception" or "AttributeError" not in brk.detail:
+            if hook is _MISSING or brk.exc_type is None \
+                    or not issubclass(brk.exc_type, AttributeError):
                 raise
             return state.inline_call(hook, [self, const(name)], {})
 
@@ -232,13 +234,13 @@ class UserObjectValue(_DunderProtocol, OpaqueValue):
             try:
                 value = raw.__get__(self.obj, cls)
             except AttributeError as exc:
-                raise GraphBreak("user_exception", f"AttributeError: {exc}") from None
+                raise GraphBreak.raises(AttributeError, f"{exc}") from None
             return wrap(state, value, AttrSource(self.source, name) if self.source is not None else None)
         d = getattr(self.obj, "__dict__", {})
         if name in d:
             return wrap(state, d[name], AttrSource(self.source, name) if self.source is not None else None)
         if raw is _MISSING:
-            raise GraphBreak("user_exception", f"AttributeError: '{cls.__name__}' object has no attribute '{name}'")
+            raise GraphBreak.raises(AttributeError, f"'{cls.__name__}' object has no attribute '{name}'")
         # found on the class: it stays so only while the instance does not get an attribute of that name
         self._guard_instance_keys(state)
         source = AttrSource(AttrSource(self.source, "__class__"), name) if self.source is not None else None
@@ -276,6 +278,7 @@ class NewObjectValue(_DunderProtocol, Value):
 
     __slots__ = ("cls", "attrs")
     needs_identity = True
+    has_raw_setattr = True
 
     def __init__(self, cls):
         super().__init__(None)
@@ -300,14 +303,17 @@ class NewObjectValue(_DunderProtocol, Value):
             from jitcore.capture.values.objects import ClassValue
             return ClassValue(self.cls)
         if raw is _MISSING:
-            raise GraphBreak("user_exception",
-                             f"AttributeError: '{self.cls.__name__}' object has no attribute '{name}'")
+            raise GraphBreak.raises(AttributeError,
+                             f"'{self.cls.__name__}' object has no attribute '{name}'")
         return _class_attribute(state, self, self.cls, name, raw)
 
     def setattr(self, state, name, value):
         if self.cls.__setattr__ is not object.__setattr__:
             raise GraphBreak("user_exception", f"cannot assign to field '{name}' of frozen {self.cls.__name__}")
         self.raw_setattr(state, name, value)
+
+    def children(self):
+        return list(self.attrs.values())
 
     def raw_setattr(self, state, name, value):
         """object.__setattr__(self, name, value): what __init__ of a frozen dataclass uses."""
@@ -347,7 +353,7 @@ def default_delete(cls, attrs: dict, name: str) -> None:
     if class_lookup(cls, "__delattr__") is not object.__delattr__:
         raise GraphBreak("unsupported_call", f"{cls.__name__}.__delattr__")
     if name not in attrs:
-        raise GraphBreak("user_exception", f"AttributeError: '{cls.__name__}' object has no attribute '{name}'")
+        raise GraphBreak.raises(AttributeError, f"'{cls.__name__}' object has no attribute '{name}'")
     del attrs[name]
 
 
