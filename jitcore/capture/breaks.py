@@ -12,39 +12,67 @@ __all__ = ["BreakKind", "GraphBreak", "KINDS", "kind"]
 
 @dataclasses.dataclass(frozen=True)
 class BreakKind:
+    """One kind of break: a stable id, a one-line explanation and a hint for the user. `hints` holds the hint for
+    one break in the user's terms, by variant ("" is the kind's own): templates that name `{where}` (the user's
+    function) and the fields of their variant. A break picks its variant where it is raised (GraphBreak.hint), or
+    the report picks one from the user's source line."""
     id: str
     explanation: str
     hint: str
+    hints: dict = dataclasses.field(default_factory=dict, compare=False)
+
+    def hint_text(self, variant: str = "", **fields) -> str:
+        """The hint for one break of this kind: its variant's template filled in, else the kind's hint."""
+        template = self.hints.get(variant, self.hints.get(""))
+        return self.hint if template is None else template.format(**fields)
 
 
 KINDS: dict[str, BreakKind] = {}
 
 
-def _kind(id: str, explanation: str, hint: str) -> None:
-    KINDS[id] = BreakKind(id, explanation, hint)
+def _kind(id: str, explanation: str, hint: str, **hints: str) -> None:
+    """Add a kind; `here=` is its hint in the user's terms (the "" variant), other keywords name variants."""
+    KINDS[id] = BreakKind(id, explanation, hint, {("" if v == "here" else v): t for v, t in hints.items()})
 
 
 _kind("unsupported_opcode", "this bytecode instruction is not supported by jitcore's interpreter",
-      "move this statement out of the compiled function, or mark the helper that holds it with jit.disable")
+      "move this statement out of the compiled function, or mark the helper that holds it with jit.disable",
+      here="move this statement into a helper marked with @jit.disable, or out of {where}")
 _kind("unsupported_call", "a call to a function jitcore cannot trace or put in the graph",
-      "move the call out of the compiled function, or wrap it with jit.allow_in_graph if it only does tensor work")
+      "move the call out of the compiled function, or wrap it with jit.allow_in_graph if it only does tensor work",
+      here="move the call out of {where}, mark the callee with @jit.disable to keep it out of tracing, or wrap it "
+           "with jit.allow_in_graph if it only does tensor work",
+      process_state="call {callee} once outside {where} (e.g. at start-up)")
 _kind("print_or_io", "printing, logging and I/O have to run in Python",
-      "move the print/log call out of the compiled function, or only print outside the hot path")
+      "move the print/log call out of the compiled function, or only print outside the hot path",
+      here="move the print/log call out of {where} (return the value and print it after the call), or print only "
+           "outside the hot path")
 _kind("data_dependent", "the value of a tensor is needed as a Python value (.item(), .tolist(), .numpy(), bool())",
-      "keep the value as a tensor (e.g. use torch.where instead of a Python `if` on a tensor)")
+      "keep the value as a tensor (e.g. use torch.where instead of a Python `if` on a tensor)",
+      here="keep the value as a tensor in {where}: use torch.where / masking instead of a Python number",
+      call="keep the value as a tensor instead of calling {call} inside {where} (torch.where, masking and "
+           "reductions stay in the graph); read the Python value after the call returns")
 _kind("tensor_branch", "a Python branch depends on a tensor's value",
-      "use torch.where / masking instead of a Python if on a tensor, or move the decision out of the function")
-_kind("disabled_function", "the function is marked with jit.disable", "this break is what jit.disable asks for")
+      "use torch.where / masking instead of a Python if on a tensor, or move the decision out of the function",
+      here="use torch.where / masking instead of a Python branch on a tensor's value in {where}",
+      condition="use torch.where({condition}, a, b) instead of a Python `if` on a tensor, or decide outside "
+                "{where} and pass the choice in as a Python value")
+_kind("disabled_function", "the function is marked with jit.disable", "this break is what jit.disable asks for",
+      here="this function is marked with jit.disable, so it runs in Python; remove the mark to compile it")
 _kind("unsupported_value", "an operation on a kind of Python value jitcore does not model",
       "move this operation out of the compiled function, or pass plain tensors/containers instead")
 _kind("side_effect", "a mutation of an object that existed before the call",
-      "return the new value instead of mutating a pre-existing object inside the compiled function")
+      "return the new value instead of mutating a pre-existing object inside the compiled function",
+      here="return the new value from {where} instead of mutating an object that existed before the call")
 _kind("fake_tensor_error", "the tensor operation failed while jitcore traced it with fake tensors",
       "check the shapes/dtypes of this operation; if eager runs it fine, report it as a jitcore bug")
 _kind("user_exception", "the traced code raises an exception", "exceptions are re-raised by running the code natively")
-_kind("generator", "generators and coroutines run natively", "move tensor work out of the generator into a function")
-_kind("recursion_limit", "inlining went too deep", "mark the recursive helper with jit.disable")
-_kind("hooks", "a module with hooks is called", "remove the hooks, or call the module outside the compiled function")
+_kind("generator", "generators and coroutines run natively", "move tensor work out of the generator into a function",
+      here="move the tensor work out of the generator into a plain function, which jitcore can compile")
+_kind("recursion_limit", "inlining went too deep", "mark the recursive helper with jit.disable",
+      here="mark the recursive helper with @jit.disable")
+_kind("hooks", "a module with hooks is called", "remove the hooks, or call the module outside the compiled function",
+      here="remove the module's hooks, or call the module outside {where}")
 _kind("tensor_subclass", "a tensor subclass with __torch_function__ is used (its results are subclass instances "
       "with behaviour of their own), so the function runs in Python for such inputs",
       "pass plain tensors (x.as_subclass(torch.Tensor)), or disable __torch_function__ on the subclass")
@@ -61,11 +89,11 @@ class GraphBreak(Exception):
 
     Typed fields, never parsed back from the text: `exc_type` and `message` for a modelled operation that raises a
     Python exception (kind user_exception, made with `GraphBreak.raises`), so a traced `except` can catch it;
-    `hint`, a hint for this very break where it is more concrete than its kind's hint in the catalogue.
+    `hint` and `hint_fields`, the variant of its kind's hint in the catalogue that fits this break and its fields.
     """
 
     def __init__(self, kind: str, detail: str = "", *, exc_type: type | None = None, message: str = "",
-                 hint: str | None = None):
+                 hint: str = "", hint_fields: dict | None = None):
         if kind not in KINDS:
             raise KeyError(f"graph-break kind {kind!r} is not in the catalogue (capture/breaks.py)")
         super().__init__(f"{kind}: {detail}" if detail else kind)
@@ -75,8 +103,11 @@ class GraphBreak(Exception):
         self.exc_type = exc_type
         #: that exception's message
         self.message = message
-        #: a hint for this break, written where it is raised; None: the kind's hint
+        #: which of its kind's hints in the catalogue fits this break ("": chosen by the report), and its fields
+        if hint and hint not in KINDS[kind].hints:
+            raise KeyError(f"hint {hint!r} of graph-break kind {kind!r} is not in the catalogue (capture/breaks.py)")
         self.hint = hint
+        self.hint_fields = hint_fields or {}
         #: filled by the interpreter: (filename, lineno, source line, function name)
         self.location: tuple | None = None
         #: filled by the interpreter: where the root frame stood when capture stopped (its break point)
@@ -92,6 +123,11 @@ class GraphBreak(Exception):
         detail = f"{exc_type.__name__}: {message}" if message else exc_type.__name__
         return cls("user_exception", detail, exc_type=exc_type, message=message)
 
+    def fresh(self) -> "GraphBreak":
+        """A new break of the same kind, detail and typed fields, not located yet."""
+        return GraphBreak(self.kind, self.detail, exc_type=self.exc_type, message=self.message, hint=self.hint,
+                          hint_fields=self.hint_fields)
+
     @property
     def info(self) -> BreakKind:
         return KINDS[self.kind]
@@ -102,4 +138,4 @@ class GraphBreak(Exception):
             filename, lineno, line, func = self.location
             where = f" at {filename}:{lineno} in {func}()" + (f"\n    {line.strip()}" if line else "")
         detail = f" ({self.detail})" if self.detail else ""
-        return f"{self.info.explanation}{detail}{where}\n  hint: {self.hint or self.info.hint}"
+        return f"{self.info.explanation}{detail}{where}\n  hint: {self.info.hint}"

@@ -16,7 +16,6 @@ import operator
 import types
 from typing import Protocol
 
-from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.opcodes import HANDLERS
 from jitcore.capture.opcodes.arith import BINARY_OPS
 from jitcore.capture.values.base import Value
@@ -145,7 +144,7 @@ class BreakSteps:
             lines.append(self._step_call(cg, cont, stack))
         else:
             if not self.has_prefix and not replay:
-                raise GraphBreak(cont.reason.kind, cont.reason.detail)
+                raise cont.reason.fresh()
             lines.append(self._resume_call(cg, cont.start, stack, cont.locals))
         return lines
 

@@ -1,8 +1,9 @@
 """Words for users: jitcore's internal objects described in the user's own terms.
 
 Owns the translation of resume functions to "f() after line 12", of carried stack slots to "stack slot 0", short
-paths, source snippets and the concrete hint shown for each graph break. Reads codegen.resume (where a resume
-function continues) and nothing from runtime. Entry points: `frame_of`, `readable`, `short_path`,
+paths, source snippets and the concrete hint shown for each graph break (whose texts live in the break catalogue,
+capture/breaks.py). Reads codegen.resume (where a resume function continues) and nothing from runtime. Entry
+points: `frame_of`, `readable`, `short_path`,
 `snippet`, `reason_of`, `hint_for`, `break_location`, `graph_code`.
 """
 from __future__ import annotations
@@ -188,43 +189,20 @@ def _condition(source_line: str) -> str:
     return ""
 
 
-def hint_for(kind: str, detail: str, source_line: str, function: str, default: str) -> str:
-    """A concrete hint for one break: what to change in this function, on this line."""
+def hint_for(brk, source_line: str, function: str) -> str:
+    """A concrete hint for one break: its kind's hint from the catalogue (capture/breaks.py), in the variant the
+    break chose where it was raised, else in the one its source line calls for, naming the user's function."""
+    fields = {"where": f"{function}()" if function else "the compiled function"}
+    variant = brk.hint
+    fields.update(brk.hint_fields)
     line = source_line.strip()
-    where = f"{function}()" if function else "the compiled function"
-    if kind == "print_or_io":
-        return (f"move the print/log call out of {where} (return the value and print it after the call), "
-                f"or print only outside the hot path")
-    if kind == "tensor_branch":
-        condition = _condition(line)
-        if condition:
-            return (f"use torch.where({condition}, a, b) instead of a Python `if` on a tensor, or decide "
-                    f"outside {where} and pass the choice in as a Python value")
-        return f"use torch.where / masking instead of a Python branch on a tensor's value in {where}"
-    if kind == "data_dependent":
-        for call in (".item()", ".tolist()", ".numpy()"):
-            if call in line:
-                return (f"keep the value as a tensor instead of calling {call} inside {where} (torch.where, "
-                        f"masking and reductions stay in the graph); read the Python value after the call returns")
-        return f"keep the value as a tensor in {where}: use torch.where / masking instead of a Python number"
-    if kind == "disabled_function":
-        return "this function is marked with jit.disable, so it runs in Python; remove the mark to compile it"
-    if kind == "unsupported_call":
-        if detail.startswith("torch.") and "process state" in detail:
-            return f"call {detail.split()[0]} once outside {where} (e.g. at start-up)"
-        return (f"move the call out of {where}, mark the callee with @jit.disable to keep it out of tracing, or "
-                f"wrap it with jit.allow_in_graph if it only does tensor work")
-    if kind == "unsupported_opcode":
-        return f"move this statement into a helper marked with @jit.disable, or out of {where}"
-    if kind == "recursion_limit":
-        return "mark the recursive helper with @jit.disable"
-    if kind == "side_effect":
-        return f"return the new value from {where} instead of mutating an object that existed before the call"
-    if kind == "hooks":
-        return f"remove the module's hooks, or call the module outside {where}"
-    if kind == "generator":
-        return "move the tensor work out of the generator into a plain function, which jitcore can compile"
-    return default
+    if not variant and brk.kind == "tensor_branch" and _condition(line):
+        variant, fields["condition"] = "condition", _condition(line)
+    if not variant and brk.kind == "data_dependent":
+        call = next((call for call in (".item()", ".tolist()", ".numpy()") if call in line), None)
+        if call is not None:
+            variant, fields["call"] = "call", call
+    return brk.info.hint_text(variant, **fields)
 
 
 def graph_code(gm, filename: str = "", frame: Frame | None = None) -> str:

@@ -280,7 +280,7 @@ def _break_info(brk, code, resumed: bool) -> BreakInfo:
     filename, lineno, line, function = break_location(code, brk)
     frame = frame_of(code) if code is not None else None
     return BreakInfo(brk.kind, reason_of(brk.info, brk.detail), filename, lineno, line.strip(),
-                     hint_for(brk.kind, brk.detail, line, function, brk.info.hint), function,
+                     hint_for(brk, line, function), function,
                      frame.label if frame is not None else "", resumed, snippet(filename, lineno))
 
 

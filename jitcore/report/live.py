@@ -47,7 +47,7 @@ def _break(code, brk, resumed: bool):
     if line and line.strip():
         items.append(("", source_row(lineno, line.strip())))
     items.append(("why", reason_of(brk.info, brk.detail)))
-    items.append(("hint", hint_for(brk.kind, brk.detail, line or "", function, brk.info.hint)))
+    items.append(("hint", hint_for(brk, line or "", function)))
     owner = frame.label if frame is not None else f"{function}()"
     items.append(("then", f"{owner} runs as a graph up to here, then continues in Python" if resumed
                   else f"{owner} runs in Python (no graph) for calls like this one"))

@@ -5,7 +5,8 @@ import pytest
 import torch
 
 import jitcore as jit
-from jitcore.capture.breaks import KINDS
+from jitcore.capture.breaks import KINDS, GraphBreak
+from jitcore.capture.values import call_rules
 from jitcore.report.describe import frame_of, hint_for, readable, short_path, snippet
 from jitcore.runtime.install import ALL_CACHES
 from tests.breaks.helpers import line_of
@@ -47,20 +48,34 @@ def test_snippet_marks_the_line_and_keeps_a_few_around():
     assert rows[1][1] == 'print("a")'  # the common indentation is removed
 
 
-@pytest.mark.parametrize("kind, detail, line, expected", [
-    ("print_or_io", "print()", 'print("x")', "move the print/log call out of step()"),
-    ("tensor_branch", "", "if x.sum() > 0:", "use torch.where(x.sum() > 0, a, b) instead of a Python `if`"),
-    ("data_dependent", "", "n = x.sum().item()", "instead of calling .item() inside step()"),
-    ("disabled_function", "", "helper(x)", "marked with jit.disable"),
-    ("unsupported_call", "torch.manual_seed changes process state, so it runs in Python", "torch.manual_seed(0)",
-     "call torch.manual_seed once outside step()"),
-    ("unsupported_call", "builtin open on these arguments", "open(p)", "mark the callee with @jit.disable"),
-    ("recursion_limit", "", "return fib(n - 1)", "mark the recursive helper with @jit.disable"),
+def _raised(operation) -> GraphBreak:
+    """The break an operation of capture raises (with the typed fields its raise site gives it)."""
+    with pytest.raises(GraphBreak) as caught:
+        operation()
+    return caught.value
+
+
+@pytest.mark.parametrize("brk, line, expected", [
+    (GraphBreak("print_or_io", "print()"), 'print("x")', "move the print/log call out of step()"),
+    (GraphBreak("tensor_branch"), "if x.sum() > 0:", "use torch.where(x.sum() > 0, a, b) instead of a Python `if`"),
+    (GraphBreak("data_dependent"), "n = x.sum().item()", "instead of calling .item() inside step()"),
+    (GraphBreak("disabled_function"), "helper(x)", "marked with jit.disable"),
+    (_raised(lambda: call_rules.call(None, torch.set_num_threads, [], {})), "torch.set_num_threads(1)",
+     "call torch.set_num_threads once outside step()"),
+    (GraphBreak("unsupported_call", "builtin open on these arguments"), "open(p)", "mark the callee with @jit.disable"),
+    (GraphBreak("recursion_limit"), "return fib(n - 1)", "mark the recursive helper with @jit.disable"),
 ])
-def test_hints_are_concrete_per_kind(kind, detail, line, expected):
-    assert expected in hint_for(kind, detail, line, "step", KINDS[kind].hint)
+def test_hints_are_concrete_per_kind(brk, line, expected):
+    assert expected in hint_for(brk, line, "step")
 
 
 def test_every_break_kind_has_a_hint():
     for kind in KINDS.values():
-        assert hint_for(kind.id, "", "", "step", kind.hint)
+        assert hint_for(GraphBreak(kind.id), "", "step")
+
+
+def test_every_hint_variant_fills_in():
+    for kind in KINDS.values():
+        for variant in kind.hints:
+            fields = {"where": "step()", "condition": "c", "call": ".item()", "callee": "torch.f"}
+            assert kind.hint_text(variant, **fields)

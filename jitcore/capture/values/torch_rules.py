@@ -57,7 +57,8 @@ def _torch_call(state, fn, args, kwargs):
     """A graph node, except for a torch function whose effect is outside the graph: that breaks."""
     name = getattr(fn, "__name__", "")
     if name.startswith(_STATEFUL_PREFIXES):
-        raise GraphBreak("unsupported_call", f"torch.{name} changes process state, so it runs in Python")
+        raise GraphBreak("unsupported_call", f"torch.{name} changes process state, so it runs in Python",
+                         hint="process_state", hint_fields={"callee": f"torch.{name}"})
     return graph_node(state, fn, args, kwargs)
 
 
