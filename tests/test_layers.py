@@ -40,13 +40,10 @@ ALLOWED = {
 }
 LAZY_MARK = "# lazy:"
 
-#: Modules (and packages: every module under them) still allowed inner imports of jitcore without `# lazy:`,
-#: because other parts of issue 12 are removing them in parallel (the values/calls helpers in capture/values).
-#: The lead empties it after merging; an entry that is no longer needed fails
+#: Modules (and packages: every module under them) still allowed inner imports of jitcore without `# lazy:`.
+#: Empty since capture/values lost its last ones; an entry that is no longer needed fails
 #: test_the_pending_list_only_names_modules_that_still_need_it, so the list can only shrink.
-PENDING_INNER_IMPORTS = frozenset({
-    "jitcore.capture.values",
-})
+PENDING_INNER_IMPORTS = frozenset()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value
+from jitcore.capture.values.constant import CONSTANT_TYPES
+from jitcore.capture.values.wrapping import wrap
+
 
 __all__ = ["CellBox", "RootCell"]
 
@@ -46,13 +49,11 @@ class RootCell(Value):
             if assigned is not None:
                 return assigned
         if self.value is None:
-            from jitcore.capture.values import wrap
             try:
                 contents = self.cell.cell_contents
             except ValueError:
                 raise GraphBreak.raises(NameError, "free variable referenced before assignment") from None
             if self.source is None:
-                from jitcore.capture.values.constant import CONSTANT_TYPES
                 if type(contents) not in CONSTANT_TYPES and not callable(contents):
                     raise GraphBreak("unsupported_value", "a closure variable of a function jitcore cannot guard")
             self.value = wrap(state, contents, self.source)

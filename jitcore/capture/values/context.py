@@ -11,6 +11,7 @@ import torch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value
 from jitcore.capture.values.constant import const
+from jitcore.capture.values.tensor import graph_call_side_effect
 
 __all__ = ["GradModeValue", "AutocastValue", "ExitValue", "context_for", "REGION_CLASSES"]
 
@@ -71,7 +72,6 @@ def _grad_mode_exit(cls, previous: bool):
 
 
 def _set_grad(state, enabled: bool):
-    from jitcore.capture.values.tensor import graph_call_side_effect
     graph_call_side_effect(state, torch._C._set_grad_enabled, (enabled,))
     torch._C._set_grad_enabled(enabled)
 
@@ -90,7 +90,6 @@ class AutocastValue(_RegionValue):
         return torch.autocast
 
     def enter(self, state):
-        from jitcore.capture.values.tensor import graph_call_side_effect
         args = (self.device_type, self.dtype, self.enabled, self.cache_enabled)
         node = graph_call_side_effect(state, torch.amp.autocast_mode._enter_autocast, args)
         real = torch.amp.autocast_mode._enter_autocast(*args)

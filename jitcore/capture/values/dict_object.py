@@ -11,11 +11,17 @@ import abc
 import collections
 import types
 
+from guards import DictKeysMatch
 from jitcore.capture.breaks import GraphBreak
-from jitcore.capture.values.mapping import DictValue
+from jitcore.capture.sources import AttrSource
+from jitcore.capture.values.base import NOT_CONSTANT, MethodCallValue
 from jitcore.capture.values.constant import const
+from jitcore.capture.values.mapping import DictValue
+from jitcore.capture.values.objects import ClassValue
 from jitcore.capture.values.user_object import (_DunderProtocol, _class_attribute, class_lookup, default_store,
                                                 default_delete, _MISSING)
+from jitcore.capture.values.wrapping import wrap
+
 
 __all__ = ["NewDictObjectValue", "dict_constructible"]
 
@@ -60,14 +66,12 @@ class NewDictObjectValue(_DunderProtocol, DictValue):
         return f"new {self.dict_type.__name__} object"
 
     def constant(self):
-        from jitcore.capture.values.base import NOT_CONSTANT
         return NOT_CONSTANT
 
     # -- attributes: the class's Python overrides, then the instance dict, then class attributes -------------
     def getattr(self, state, name):
         cls = self.dict_type
         if name == "__class__":
-            from jitcore.capture.values.objects import ClassValue
             return ClassValue(cls)
         if name == "__dict__":
             return _AttrDict(self)
@@ -80,7 +84,6 @@ class NewDictObjectValue(_DunderProtocol, DictValue):
         if raw is _MISSING:
             raise GraphBreak.raises(AttributeError, f"'{cls.__name__}' object has no attribute '{name}'")
         if _is_dict_slot(raw):
-            from jitcore.capture.values.base import MethodCallValue
             return MethodCallValue(self, name, builtin=True)
         return _class_attribute(state, self, cls, name, raw)
 
@@ -201,13 +204,9 @@ class DictObjectValue(DictValue):
         return self.obj
 
     def getattr(self, state, name):
-        from jitcore.capture.values import wrap
-        from jitcore.capture.sources import AttrSource
-        from guards import DictKeysMatch
         cls = self.dict_type
         d = self.obj.__dict__
         if name == "__class__":
-            from jitcore.capture.values.objects import ClassValue
             return ClassValue(cls)
         raw = class_lookup(cls, name)
         if isinstance(raw, property) or (raw is not _MISSING and hasattr(type(raw), "__set__")
@@ -223,8 +222,6 @@ class DictObjectValue(DictValue):
         return _class_attribute(state, self, cls, name, raw)
 
     def has_attr(self, state, name) -> bool:
-        from jitcore.capture.sources import AttrSource
-        from guards import DictKeysMatch
         state.ctx.guard(AttrSource(self.source, "__dict__"), DictKeysMatch(tuple(self.obj.__dict__)))
         return hasattr(self.obj, name)
 

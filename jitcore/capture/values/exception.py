@@ -12,6 +12,10 @@ import types
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.constant import const
+from jitcore.capture.values.objects import ClassValue
+from jitcore.capture.values.sequence import TupleValue
+from jitcore.capture.values.user_object import class_lookup, _class_attribute, _MISSING
+
 
 __all__ = ["ExceptionValue", "TracedException", "exception_constructible", "exception_from_break"]
 
@@ -71,14 +75,11 @@ class ExceptionValue(Value):
         return self.args
 
     def getattr(self, state, name):
-        from jitcore.capture.values.user_object import class_lookup, _class_attribute, _MISSING
-        from jitcore.capture.values.sequence import TupleValue
         if name in self.attrs:
             return self.attrs[name]
         if name == "args":
             return TupleValue(list(self._known_args()))
         if name == "__class__":
-            from jitcore.capture.values.objects import ClassValue
             return ClassValue(self.cls)
         if name in ("__cause__", "__context__"):
             return const(None)
@@ -126,7 +127,6 @@ def _build_exception(cls, args, attrs):
 
 def construct_exception(state, cls, args, kwargs):
     """`cls(*args, **kwargs)` for an exception class: a Python __init__ is inlined, a builtin one keeps args."""
-    from jitcore.capture.values.user_object import class_lookup
     exc = ExceptionValue(cls, list(args))
     init = class_lookup(cls, "__init__")
     if isinstance(init, types.FunctionType):

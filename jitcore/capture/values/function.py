@@ -12,6 +12,7 @@ from jitcore.capture.sources import AttrSource
 from jitcore.capture.values.base import Value, KnownObjectValue
 from jitcore.capture.values.call_rules import call
 from jitcore.capture.values.constant import const
+from jitcore.capture.values.wrapping import wrap
 
 __all__ = ["LookasideValue", "UserFunctionValue", "TorchFunctionValue", "UserMethodValue", "NestedFunctionValue"]
 
@@ -35,7 +36,6 @@ class UserFunctionValue(KnownObjectValue):
             return const(getattr(self.fn, name))
         if name in ("__code__", "__defaults__", "__kwdefaults__", "__wrapped__") and hasattr(self.fn, name):
             # a decorator reading the function it wraps (`func.__code__.co_varnames`): the object, guarded
-            from jitcore.capture.values import wrap
             value = getattr(self.fn, name)
             if self.source is None:
                 return const(value) if name == "__code__" else wrap(state, value, None)

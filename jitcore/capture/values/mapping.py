@@ -4,9 +4,12 @@ A dict made inside the function is mutated in place; a dict passed in (it has a 
 """
 from __future__ import annotations
 
+import types
+
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value, NOT_CONSTANT, MethodCallValue
 from jitcore.capture.values.constant import const, register_container
+from jitcore.capture.values.function import UserMethodValue
 from jitcore.capture.values.sequence import ListValue, TupleValue
 
 __all__ = ["DictValue"]
@@ -59,7 +62,6 @@ class DictValue(Value):
     def getattr(self, state, name):
         override = self._override(name)
         if override is not None:
-            from jitcore.capture.values.function import UserMethodValue
             return UserMethodValue(override, self)
         if name in _DICT_METHODS:
             return MethodCallValue(self, name)
@@ -74,7 +76,6 @@ class DictValue(Value):
                 return None
             found = klass.__dict__.get(name)
             if found is not None:
-                import types
                 return found if isinstance(found, types.FunctionType) else None
         return None
 

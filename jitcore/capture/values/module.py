@@ -10,13 +10,16 @@ import types
 import torch
 from torch.nn.modules import module as _module_impl
 
-from guards import DictKeysMatch
-
+from guards import DictKeysMatch, LengthMatch
 from jitcore.capture.breaks import GraphBreak
-from jitcore.capture.sources import AttrSource, ModuleDictSource
-from jitcore.capture.values.base import Value
+from jitcore.capture.sources import AttrSource, ItemSource, ModuleDictSource
+from jitcore.capture.values.base import Value, MethodCallValue
 from jitcore.capture.values.constant import const
+from jitcore.capture.values.mapping import DictValue
+from jitcore.capture.values.objects import ClassValue
+from jitcore.capture.values.sequence import ListValue, TupleValue
 from jitcore.capture.values.user_object import _class_attribute
+from jitcore.capture.values.wrapping import wrap
 
 __all__ = ["ModuleValue"]
 
@@ -41,13 +44,10 @@ class ModuleValue(Value):
         return self.module
 
     def _child(self, state, dict_name, key, value):
-        from jitcore.capture.values import wrap
         source = ModuleDictSource(self.source, dict_name, key) if self.source is not None else None
         return wrap(state, value, source)
 
     def getattr(self, state, name):
-        from jitcore.capture.values import wrap
-        from jitcore.capture.values.base import MethodCallValue
         module = self.module
         if isinstance(module, (torch.nn.ModuleDict, torch.nn.ParameterDict)) and name in ("keys", "values", "items"):
             return MethodCallValue(self, name)
@@ -55,7 +55,6 @@ class ModuleValue(Value):
         if assigned is not None:
             return assigned
         if name == "__class__":
-            from jitcore.capture.values.objects import ClassValue
             return ClassValue(type(module))
         d = module.__dict__
         for dict_name in ("_parameters", "_buffers", "_modules"):
@@ -106,11 +105,6 @@ class ModuleValue(Value):
                 and not any(getattr(_module_impl, name, None) for name in _GLOBAL_HOOKS))
 
     def _call_with_hooks(self, state, args, kwargs):
-        from guards import DictKeysMatch, LengthMatch
-        from jitcore.capture.sources import ItemSource
-        from jitcore.capture.values import wrap
-        from jitcore.capture.values.mapping import DictValue
-        from jitcore.capture.values.sequence import TupleValue
         ctx, d = state.ctx, self.module.__dict__
         for name in ("_forward_pre_hooks", "_forward_hooks", "_forward_pre_hooks_with_kwargs",
                      "_forward_hooks_with_kwargs"):
@@ -155,7 +149,6 @@ class ModuleValue(Value):
 
     def guard_no_hooks(self, ctx):
         """Break if hooks are registered; otherwise guard that they stay absent (forward is inlined without them)."""
-        from guards import LengthMatch
         module = self.module
         for name in _HOOK_DICTS:
             hooks = module.__dict__.get(name)
@@ -234,13 +227,11 @@ class ModuleValue(Value):
                 raise GraphBreak.raises(IndexError, "index out of range") from None
             return self._child(state, table, name, m)
         if isinstance(k, slice) and not self._keyed():
-            from jitcore.capture.values.sequence import ListValue
             return ListValue([self._child(state, table, n, m) for n, m in items[k]])
         raise GraphBreak("unsupported_value", f"indexing a {type(self.module).__name__} with {key.kind_name}")
 
     def call_method(self, state, name, args, kwargs):
         if self._keyed() and name in ("keys", "values", "items") and not args:
-            from jitcore.capture.values.sequence import ListValue, TupleValue
             table, items = self._read_items(state)
             if name == "keys":
                 return ListValue([const(k) for k, _ in items])

@@ -5,13 +5,15 @@ user module's attributes are guarded like globals.
 """
 from __future__ import annotations
 
+import enum
 import types
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource
 from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.call_rules import call
-from jitcore.capture.values.constant import const
+from jitcore.capture.values.constant import const, fold
+from jitcore.capture.values.wrapping import wrap
 
 __all__ = ["PythonModuleValue", "ClassValue", "is_trusted_module"]
 
@@ -37,7 +39,6 @@ class PythonModuleValue(Value):
         return self.module
 
     def getattr(self, state, name):
-        from jitcore.capture.values import wrap
         try:
             attr = getattr(self.module, name)
         except AttributeError as exc:
@@ -66,7 +67,6 @@ class ClassValue(Value):
         return self.cls
 
     def getattr(self, state, name):
-        from jitcore.capture.values import wrap
         try:
             attr = getattr(self.cls, name)
         except AttributeError as exc:
@@ -77,25 +77,20 @@ class ClassValue(Value):
         return wrap(state, attr, source)
 
     def getitem(self, state, key):
-        import enum
         k = key.constant()
         if isinstance(self.cls, enum.EnumMeta) and k is not NOT_CONSTANT:
-            from jitcore.capture.values.constant import fold
             return const(fold(state, self.cls.__getitem__, k))
         if k is not NOT_CONSTANT and isinstance(self.cls, type):
-            from jitcore.capture.values.constant import fold
             return ClassValue(fold(state, self.cls.__class_getitem__, k)) if hasattr(self.cls, "__class_getitem__") \
                 else super().getitem(state, key)
         return super().getitem(state, key)
 
     def iterate(self, state):
-        import enum
         if isinstance(self.cls, enum.EnumMeta):
             return [const(member) for member in self.cls]
         return super().iterate(state)
 
     def length(self, state):
-        import enum
         if isinstance(self.cls, enum.EnumMeta):
             return len(self.cls)
         return super().length(state)

@@ -167,8 +167,11 @@ class TupleValue(SequenceValue):
                 items[fields.index(key)] = value
             return TupleValue(items, tuple_type=self.tuple_type)
         if fields and name == "_asdict" and not args and not kwargs:
-            from jitcore.capture.values.mapping import DictValue
-            return DictValue(dict(zip(fields, self.items)))
+            # the dict kind builds on this module: const() makes an empty one (mapping.py registers dict there)
+            result = const({})
+            for field, value in zip(fields, self.items):
+                result.setitem(state, const(field), value)
+            return result
         return super().call_method(state, name, args, kwargs)
 
     def reconstruct(self, codegen):

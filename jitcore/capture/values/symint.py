@@ -11,7 +11,10 @@ from __future__ import annotations
 import dataclasses
 import operator
 
+from torch._guards import Source, GuardSource
+from torch.fx.experimental.symbolic_shapes import DimDynamic
 
+from guards import EqualsMatch, IntPredicateMatch
 from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.constant import const
 
@@ -31,29 +34,24 @@ class _SymbolName(str):
         return str(self)
 
 
-def _shape_source(user_name: str):
-    from torch._guards import Source, GuardSource
+@dataclasses.dataclass(frozen=True)
+class _ShapeSource(Source):
+    """The ShapeEnv's source for a dynamic int's symbol: the user's name of where the int came from."""
+    label: str
 
-    @dataclasses.dataclass(frozen=True)
-    class _JitSource(Source):
-        label: str
+    @property
+    def name(self):
+        return _SymbolName(self.label)
 
-        @property
-        def name(self):
-            return _SymbolName(self.label)
-
-        def guard_source(self):
-            return GuardSource.LOCAL
-
-    return _JitSource(user_name)
+    def guard_source(self):
+        return GuardSource.LOCAL
 
 
 def make_dynamic_int(state, value, source):
     """A graph input for an int (or float) read from `source`."""
-    from torch.fx.experimental.symbolic_shapes import DimDynamic
     graph = state.graph
     env = graph.fake_mode.shape_env
-    shape_source = _shape_source(source.user_name)
+    shape_source = _ShapeSource(source.user_name)
     if type(value) is int:
         sym = env.create_unspecified_symint_and_symbol(value, shape_source, DimDynamic.DYNAMIC)
     else:
@@ -90,7 +88,6 @@ class SymIntValue(Value):
     def constant(self):
         """Asking for the number relies on it: the roots get equality guards, and the value is specialized."""
         if self._constant is None:
-            from guards import EqualsMatch
             for root in self.roots:
                 self.ctx.guard(root.source, EqualsMatch(root.fake.node.hint))
             self._constant = self.fake.node.hint
@@ -200,7 +197,6 @@ class SymBoolValue(Value):
 
     def constant(self):
         if self.text is not None and len(self.roots) == 1:
-            from guards import IntPredicateMatch
             root = self.roots[0]
             root.ctx.guard(root.source, IntPredicateMatch(self.text, self.value, type(root.fake.node.hint)))
         else:

@@ -15,6 +15,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.graph import fx_args, fake_args, is_symbolic
 from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.constant import ConstantValue, const
+from jitcore.capture.values.sequence import TupleValue, ListValue
 
 __all__ = ["TensorValue", "graph_call", "graph_call_side_effect", "wrap_fake_result"]
 
@@ -256,7 +257,6 @@ def graph_call_side_effect(state, fn, args: tuple):
 
 def wrap_fake_result(state, node, fake, inputs: dict) -> Value:
     """Turn an op's fake result into values; an op that returns one of its inputs (in-place) returns that value."""
-    from jitcore.capture.values.sequence import TupleValue, ListValue
     if isinstance(fake, torch.Tensor):
         same = inputs.get(id(fake))
         return same if same is not None else TensorValue(node, fake)

@@ -7,15 +7,21 @@ __getattr__ or __setattr__ is not modelled (graph break), since its attribute ac
 """
 from __future__ import annotations
 
+import abc
 import collections
 import types
 
+from guards import DictKeysMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource
-from jitcore.capture.values.base import Value
+from jitcore.capture.values.base import Value, MethodCallValue
 from jitcore.capture.values.call_rules import Meaning, first_rule
-from jitcore.capture.values.opaque import OpaqueValue
 from jitcore.capture.values.constant import const
+from jitcore.capture.values.function import UserMethodValue
+from jitcore.capture.values.objects import ClassValue
+from jitcore.capture.values.opaque import OpaqueValue, DeferredMethodValue
+from jitcore.capture.values.wrapping import wrap
+
 
 __all__ = ["UserObjectValue", "NewObjectValue", "is_plain_instance", "class_lookup"]
 
@@ -123,9 +129,6 @@ class _DunderProtocol:
 def _class_attribute(state, self_value, cls, name, raw, source=None):
     """The value of class attribute `raw` (found in the MRO under `name`) read through instance `self_value`;
     `source` reloads a plain (non-function) class attribute, so its value is guarded."""
-    from jitcore.capture.values import wrap
-    from jitcore.capture.values.function import UserMethodValue
-    from jitcore.capture.values.objects import ClassValue
     if isinstance(raw, property):
         if raw.fget is None:
             raise GraphBreak.raises(AttributeError, f"property '{name}' has no getter")
@@ -138,14 +141,12 @@ def _class_attribute(state, self_value, cls, name, raw, source=None):
         rule = first_rule(raw)
         if rule.meaning is Meaning.NATIVE:
             # a standard-library method (a logger's .warning): called natively at a break, never traced into
-            from jitcore.capture.values.opaque import DeferredMethodValue
             return DeferredMethodValue(self_value, name, rule.break_kind)
         return UserMethodValue(raw, self_value)
     if isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType)) \
             and issubclass(raw.__objclass__, BaseException) and isinstance(self_value.python_type(), type) \
             and issubclass(self_value.python_type(), BaseException) and self_value.has_builtin_methods:
         # `super().__init__(message)` in an exception class: BaseException's own method
-        from jitcore.capture.values.base import MethodCallValue
         return MethodCallValue(self_value, name, builtin=True)
     if raw is object.__setattr__ and self_value.has_raw_setattr:
         # `super().__setattr__(name, value)` inside a class's own __setattr__: the default store
@@ -154,7 +155,6 @@ def _class_attribute(state, self_value, cls, name, raw, source=None):
             and raw.__objclass__ in (dict, list, set, tuple, collections.OrderedDict) \
             and not self_value.has_plain_getattr:
         # super().get(...) in a dict subclass: the builtin method on the container value
-        from jitcore.capture.values.base import MethodCallValue
         return MethodCallValue(self_value, name, builtin=True)
     if raw is object.__getattribute__ and self_value.has_plain_getattr:
         # `super().__getattribute__(key)` inside a class's own __getattribute__: the default lookup
@@ -162,7 +162,6 @@ def _class_attribute(state, self_value, cls, name, raw, source=None):
     if callable(raw) and isinstance(raw, (types.MethodDescriptorType, types.WrapperDescriptorType,
                                           types.BuiltinFunctionType)):
         # a method implemented in C (inherited from a builtin base): its call runs natively at a break
-        from jitcore.capture.values.opaque import DeferredMethodValue
         return DeferredMethodValue(self_value, name)
     if hasattr(type(raw), "__get__"):
         raise GraphBreak("unsupported_value", f"descriptor {type(raw).__name__} {cls.__name__}.{name}")
@@ -215,13 +214,11 @@ class UserObjectValue(_DunderProtocol, OpaqueValue):
             return state.inline_call(hook, [self, const(name)], {})
 
     def _plain_getattr(self, state, name):
-        from jitcore.capture.values import wrap
         assigned = state.ctx.side_effects.load_attr(self.obj, name)
         if assigned is not None:
             return assigned
         cls = type(self.obj)
         if name == "__class__":
-            from jitcore.capture.values.objects import ClassValue
             return ClassValue(cls)
         if name == "__dict__" and type(getattr(self.obj, "__dict__", None)) is dict:
             return wrap(state, self.obj.__dict__, AttrSource(self.source, name) if self.source is not None else None)
@@ -247,7 +244,6 @@ class UserObjectValue(_DunderProtocol, OpaqueValue):
         return _class_attribute(state, self, cls, name, raw, source)
 
     def _guard_instance_keys(self, state):
-        from guards import DictKeysMatch
         d = getattr(self.obj, "__dict__", None)
         if self.source is not None and type(d) is dict:
             state.ctx.guard(AttrSource(self.source, "__dict__"), DictKeysMatch(tuple(d)))
@@ -300,7 +296,6 @@ class NewObjectValue(_DunderProtocol, Value):
         if name in self.attrs:
             return self.attrs[name]
         if name == "__class__":
-            from jitcore.capture.values.objects import ClassValue
             return ClassValue(self.cls)
         if raw is _MISSING:
             raise GraphBreak.raises(AttributeError,
@@ -369,7 +364,6 @@ def constructible(cls) -> bool:
     `__setattr__` must be object's, or a frozen dataclass's (its generated __init__ assigns through
     object.__setattr__, which the builtin rules model).
     """
-    import abc
     if not isinstance(cls, type) or type(cls) not in (type, abc.ABCMeta) or cls.__module__ == "builtins":
         return False
     params = getattr(cls, "__dataclass_params__", None)
