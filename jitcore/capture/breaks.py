@@ -115,6 +115,8 @@ class GraphBreak(Exception):
         self.root_visit = None
         #: the whole frame must run natively for calls like this one (no prefix graph, no resume point)
         self.whole_frame = False
+        #: filled by capture: the guards gathered before the break (they decide when the same break happens again)
+        self.guards: list = []
 
     @classmethod
     def raises(cls, exc_type: type, message: str = "") -> "GraphBreak":

@@ -314,7 +314,7 @@ class FrameState:
         value = self.locals.get(name, _UNBOUND)
         if value is _UNBOUND:
             raise GraphBreak.raises(UnboundLocalError, f"local variable '{name}' referenced before "
-                                               f"assignment")
+                                                       f"assignment")
         return self.load_local_value(name, value)
 
     def load_local_value(self, name: str, value):

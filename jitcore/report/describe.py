@@ -3,8 +3,7 @@
 Owns the translation of resume functions to "f() after line 12", of carried stack slots to "stack slot 0", short
 paths, source snippets and the concrete hint shown for each graph break (whose texts live in the break catalogue,
 capture/breaks.py). Reads codegen.resume (where a resume function continues) and nothing from runtime. Entry
-points: `frame_of`, `readable`, `short_path`,
-`snippet`, `reason_of`, `hint_for`, `break_location`, `graph_code`.
+points: `frame_of`, `readable`, `short_path`, `snippet`, `reason_of`, `hint_for`, `break_location`, `graph_code`.
 """
 from __future__ import annotations
 

@@ -158,7 +158,7 @@ class CompilePipeline:
             raise _fullgraph_error(brk, self.code, self.name)
         self._report_break(brk, resumed=False)
         # capture attaches the guards gathered up to the break: the same break would happen again under them
-        return self._native(getattr(brk, "guards", None) or [], brk)
+        return self._native(brk.guards, brk)
 
     def _native(self, collected, reason: GraphBreak | None = None) -> Entry:
         try:

@@ -124,7 +124,7 @@ def unpack_ex(state, inst, seq):
 def call_intrinsic_1(state, inst, value):
     name = inst.argrepr
     if name == "INTRINSIC_LIST_TO_TUPLE":
-        return TupleValue(list(value.items))
+        return TupleValue(list(value.sequence_items()))
     if name == "INTRINSIC_UNARY_POSITIVE":
         return value.unary_op(state, "pos")
     if name == "INTRINSIC_STOPITERATION_ERROR":

@@ -2,8 +2,8 @@
 
 Each kind registers the exact types it claims (`_BY_TYPE`) or a predicate with an explicit priority
 (`_BY_PREDICATE`); a test fails if two kinds claim one type. The tables are installed into values/wrapping.py,
-where `wrap()` lives so that kind modules can import it at their top. Wrapping an object read from a source installs the
-guard that the kind relies on (a tensor's metadata, a constant's value, a module's identity).
+where `wrap()` lives so that kind modules can import it at their top. Wrapping an object read from a source
+installs the guard that the kind relies on (a tensor's metadata, a constant's value, a module's identity).
 """
 from __future__ import annotations
 

@@ -10,7 +10,6 @@ from jitcore.capture.values.base import Value
 from jitcore.capture.values.constant import CONSTANT_TYPES
 from jitcore.capture.values.wrapping import wrap
 
-
 __all__ = ["CellBox", "RootCell"]
 
 

@@ -22,7 +22,6 @@ from jitcore.capture.values.user_object import (_DunderProtocol, _class_attribut
                                                 default_delete, _MISSING)
 from jitcore.capture.values.wrapping import wrap
 
-
 __all__ = ["NewDictObjectValue", "dict_constructible"]
 
 #: builtin dict types a modelled subclass may derive from; their methods act on the item storage

@@ -16,7 +16,6 @@ from jitcore.capture.values.objects import ClassValue
 from jitcore.capture.values.sequence import TupleValue
 from jitcore.capture.values.user_object import class_lookup, _class_attribute, _MISSING
 
-
 __all__ = ["ExceptionValue", "TracedException", "exception_constructible", "exception_from_break"]
 
 

@@ -22,7 +22,7 @@ def _key(state, key):
     try:
         hash(k)
     except TypeError as exc:
-        raise GraphBreak.raises(TypeError, f"{exc}") from None
+        raise GraphBreak.raises(TypeError, str(exc)) from None
     return k
 
 

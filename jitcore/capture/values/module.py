@@ -129,7 +129,7 @@ class ModuleValue(Value):
                     pair = out.iterate(state) if out.python_type() is tuple else []
                     if len(pair) != 2:
                         raise GraphBreak.raises(RuntimeError, "forward pre-hook must return None or a "
-                                                           "tuple of (new_args, new_kwargs)")
+                                                              "tuple of (new_args, new_kwargs)")
                     args_value, kwargs_value = pair
             else:
                 out = hook.call(state, [self, args_value], {})

@@ -42,7 +42,7 @@ class PythonModuleValue(Value):
         try:
             attr = getattr(self.module, name)
         except AttributeError as exc:
-            raise GraphBreak.raises(AttributeError, f"{exc}") from None
+            raise GraphBreak.raises(AttributeError, str(exc)) from None
         if is_trusted_module(self.module.__name__) or self.source is None:
             return wrap(state, attr, None)
         return wrap(state, attr, AttrSource(self.source, name))
@@ -70,7 +70,7 @@ class ClassValue(Value):
         try:
             attr = getattr(self.cls, name)
         except AttributeError as exc:
-            raise GraphBreak.raises(AttributeError, f"{exc}") from None
+            raise GraphBreak.raises(AttributeError, str(exc)) from None
         if isinstance(attr, (staticmethod, classmethod)):
             attr = getattr(self.cls, name)
         source = AttrSource(self.source, name) if self.source is not None else None

@@ -21,7 +21,7 @@ def member_key(state, value):
         try:
             hash(c)
         except TypeError as exc:
-            raise GraphBreak.raises(TypeError, f"{exc}") from None
+            raise GraphBreak.raises(TypeError, str(exc)) from None
         return ("value", c)
     real = value.identity()
     if real is not None and type(real).__hash__ is object.__hash__ or value.is_tensor():

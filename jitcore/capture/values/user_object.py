@@ -22,7 +22,6 @@ from jitcore.capture.values.objects import ClassValue
 from jitcore.capture.values.opaque import OpaqueValue, DeferredMethodValue
 from jitcore.capture.values.wrapping import wrap
 
-
 __all__ = ["UserObjectValue", "NewObjectValue", "is_plain_instance", "class_lookup"]
 
 _MISSING = object()
@@ -231,7 +230,7 @@ class UserObjectValue(_DunderProtocol, OpaqueValue):
             try:
                 value = raw.__get__(self.obj, cls)
             except AttributeError as exc:
-                raise GraphBreak.raises(AttributeError, f"{exc}") from None
+                raise GraphBreak.raises(AttributeError, str(exc)) from None
             return wrap(state, value, AttrSource(self.source, name) if self.source is not None else None)
         d = getattr(self.obj, "__dict__", {})
         if name in d:
@@ -298,8 +297,7 @@ class NewObjectValue(_DunderProtocol, Value):
         if name == "__class__":
             return ClassValue(self.cls)
         if raw is _MISSING:
-            raise GraphBreak.raises(AttributeError,
-                             f"'{self.cls.__name__}' object has no attribute '{name}'")
+            raise GraphBreak.raises(AttributeError, f"'{self.cls.__name__}' object has no attribute '{name}'")
         return _class_attribute(state, self, self.cls, name, raw)
 
     def setattr(self, state, name, value):
