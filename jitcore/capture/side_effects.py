@@ -2,8 +2,14 @@
 
 Tracing never mutates real objects: a list passed in keeps its new items in its value, an attribute assigned on a
 module or user object lives in an overlay here, and so does an assignment to a global or a closure cell. The entry
-function (codegen/transform.py) computes every final state first and then writes them back, in the order they were
+function (codegen/transform.py) computes every value it writes first and then writes them, in the order they were
 first made, once, after the graph. Objects created inside the function need no replay: they are rebuilt.
+
+Note [Write-back is a delta]: a container passed in is never overwritten whole with a state read earlier. Its
+contents at the first mutation are kept (`snapshot()` of the kind), and the replay writes only what changed
+against them: `d[k] = v` and `d.pop(k, None)` per key, `s.add(v)` / `s.discard(v)` per member, `lst.extend(...)`
+for appends. Another thread may write the same container between the guards and the replay (Python switches
+threads between bytecodes): its writes to other keys survive, and no key is ever missing while the replay runs.
 """
 from __future__ import annotations
 
@@ -20,6 +26,8 @@ class SideEffects:
         self._owners: dict = {}
         #: source -> value assigned to it (globals, closure cells)
         self._sources: dict = {}
+        #: id(container value) -> its contents at the first mutation (Note [Write-back is a delta])
+        self._initial: dict = {}
 
     def __bool__(self):
         return bool(self._records)
@@ -27,7 +35,14 @@ class SideEffects:
     # -- recording --------------------------------------------------------------------------------------------
     def container_mutated(self, value) -> None:
         """A list/dict/set value that came from a source changed its contents."""
-        self._records.setdefault(("container", id(value)), ("container", value, None))
+        if ("container", id(value)) not in self._records:
+            self._initial[id(value)] = value.snapshot()
+            self._records[("container", id(value))] = ("container", value, None)
+
+    def realized(self, value, items) -> None:
+        """A lazily read list mutated before its items were read has them now: `items` are its initial ones."""
+        if self._initial.get(id(value), ()) is None:
+            self._initial[id(value)] = list(items)
 
     def store_attr(self, owner, obj, name: str, value) -> None:
         """owner (a value with a source, standing for obj) gets obj.name = value."""
@@ -60,13 +75,14 @@ class SideEffects:
         return [self._final(*record) for record in self._records.values()]
 
     def emit(self, codegen) -> list:
-        """Statements that compute every final state, then write them all back in first-mutation order."""
+        """Statements that compute every value written, then write them in first-mutation order (deltas only)."""
         computed, writes = [], []
         for index, (kind, target, name) in enumerate(self._records.values()):
             temp = f"___se{index}"
             if kind == "container":
-                computed.append(f"{temp} = {target.reconstruct_items(codegen)}")
-                writes.append(target.replay(codegen, temp))
+                initial = self._initial[id(target)]
+                computed.append(f"{temp} = {target.changed_items(codegen, initial)}")
+                writes.append(target.replay(codegen, temp, initial))
             elif kind == "attr":
                 computed.append(f"{temp} = {codegen.load(self._final(kind, target, name))}")
                 writes.append(f"setattr({target.source.emit(codegen)}, {name!r}, {temp})")

@@ -18,7 +18,10 @@ from jitcore.runtime.policy import RecompilePolicy
 from jitcore.runtime.prologue import FALLTHROUGH
 from jitcore.runtime.stats import STATS
 
-__all__ = ["FrameCache", "Entry", "Options", "STATS"]
+__all__ = ["FrameCache", "Entry", "Options", "STATS", "CAPTURE_LOCK"]
+
+#: held while any cache captures or compiles (Note [Threads]); re-entrant: a capture may compile a callee's copy
+CAPTURE_LOCK = threading.RLock()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,7 +41,7 @@ class FrameCache:
         self.params = arg_names(code)
         self.name = code.co_qualname
         self.entries: list = []
-        self._lock = threading.RLock()
+        self._lock = CAPTURE_LOCK
         where = f"{self.name}() at {code.co_filename}:{code.co_firstlineno}"
         self.policy = RecompilePolicy(code, where, options)
         self.pipeline = CompilePipeline(code, fn_globals, self.params, options, where, self.policy, self._retire)
@@ -50,17 +53,28 @@ class FrameCache:
 
     def miss(self, args: tuple, cells):
         """Capture for these arguments (or decline), then run this call."""
+        entry = self._entry_for(args, cells)
+        # run outside the lock: the call may block on other threads that call compiled code (Note [Threads])
+        return FALLTHROUGH if entry is None else entry.run(*args, cells)
+
+    def _entry_for(self, args: tuple, cells):
+        """The entry for these arguments, captured now if none matches; None when the policy declines.
+
+        Note [Threads]: hits never lock (the dispatcher's code is swapped whole; entries are only appended). A miss
+        takes CAPTURE_LOCK, one lock for every cache: capture and backends touch process-wide state (fake tensor
+        modes, torch's tracing contexts), and a thread that missed while another compiled finds its entry here.
+        Nothing runs user code under the lock."""
         with self._lock:
             STATS.dispatch_misses += 1
             for entry in self.entries:  # another thread may have added a matching entry meanwhile
                 if entry.guard_check(*args, cells):
-                    return entry.run(*args, cells)
+                    return entry
             if not self.policy.admit(self.entries, args, cells):
-                return FALLTHROUGH
+                return None
             entry = self.pipeline.compile(args, cells)
             self.entries.append(entry)
             self.dispatcher.update(self.entries)
-        return entry.run(*args, cells)
+            return entry
 
     def prepare(self, args: tuple, cells) -> None:
         """Make sure an entry exists for these arguments without running anything (first calls in enabled())."""

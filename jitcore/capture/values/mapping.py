@@ -100,12 +100,34 @@ class DictValue(Value):
                 raise GraphBreak("side_effect", f"{what} on a {self.dict_type.__name__} passed into the function")
             state.ctx.side_effects.container_mutated(self)
 
-    def reconstruct_items(self, codegen) -> str:
-        return "{" + "".join(f"{codegen.constant(k)}: {codegen.load(v)}, " for k, v in self.items.items()) + "}"
+    # -- write-back after the graph: per-key deltas (capture/side_effects.py, Note [Write-back is a delta]) ----
+    def snapshot(self):
+        return dict(self.items)
 
-    def replay(self, codegen, new_items: str) -> str:
+    def _delta(self, initial):
+        """(keys to remove, keys to set in order): survivors that kept their place are set only when their value
+        changed; a key deleted and added again is removed and set, so it moves to the end as in Python."""
+        final = list(self.items)
+        order = {k: i for i, k in enumerate(initial)}
+        j, last = 0, -1
+        while j < len(final) and order.get(final[j], -1) > last:
+            last = order[final[j]]
+            j += 1
+        kept = set(final[:j])
+        removed = [k for k in initial if k not in kept]
+        changed = [k for k in final[:j] if initial[k] is not self.items[k]]
+        return removed, changed + final[j:]
+
+    def changed_items(self, codegen, initial) -> str:
+        _, written = self._delta(initial)
+        return "(" + "".join(f"{codegen.load(self.items[k])}, " for k in written) + ")"
+
+    def replay(self, codegen, values: str, initial) -> str:
         target = self.source.emit(codegen)
-        return f"{target}.clear(); {target}.update({new_items})"
+        removed, written = self._delta(initial)
+        lines = [f"{target}.pop({codegen.constant(k)}, None)" for k in removed]
+        lines += [f"{target}[{codegen.constant(k)}] = {values}[{i}]" for i, k in enumerate(written)]
+        return "; ".join(lines) or "pass"
 
     def setitem(self, state, key, value):
         self._mutable(state, "item assignment")

@@ -223,6 +223,7 @@ class ListValue(SequenceValue):
             self._lazy = None
             state.ctx.guard(self.source, LengthMatch(len(real)))
             self.items = [wrap(state, item, ItemSource(self.source, i)) for i, item in enumerate(real)]
+            state.ctx.side_effects.realized(self, self.items)
             self.items.extend(self._appended)
             self._appended = []
         return self.items
@@ -240,14 +241,37 @@ class ListValue(SequenceValue):
         if self.source is not None:
             state.ctx.side_effects.container_mutated(self)
 
-    def reconstruct_items(self, codegen) -> str:
-        values = self._appended if self._lazy is not None else self.items
+    # -- write-back after the graph: appends, removals at the end, or changed positions (side_effects.py) -----
+    def snapshot(self):
+        """The items at the first mutation; None while they are not read (the real list's, read at _realize)."""
+        return None if self._lazy is not None else list(self.items)
+
+    def _delta(self, initial):
+        """('extend', new items) | ('truncate', kept length) | ('positions', [(index, value)]) | ('all', items)."""
+        if self._lazy is not None:
+            return "extend", self._appended
+        final, n = self.items, len(initial)
+        if all(a is b for a, b in zip(initial, final)):
+            return ("extend", final[n:]) if len(final) >= n else ("truncate", len(final))
+        if len(final) == n:
+            return "positions", [(i, v) for i, v in enumerate(final) if v is not initial[i]]
+        return "all", final
+
+    def changed_items(self, codegen, initial) -> str:
+        kind, delta = self._delta(initial)
+        values = [] if kind == "truncate" else [v for _, v in delta] if kind == "positions" else delta
         return "[" + "".join(f"{codegen.load(v)}, " for v in values) + "]"
 
-    def replay(self, codegen, new_items: str) -> str:
-        if self._lazy is not None:
-            return f"{self.source.emit(codegen)}.extend({new_items})"
-        return f"{self.source.emit(codegen)}[:] = {new_items}"
+    def replay(self, codegen, values: str, initial) -> str:
+        target = self.source.emit(codegen)
+        kind, delta = self._delta(initial)
+        if kind == "extend":
+            return f"{target}.extend({values})"
+        if kind == "truncate":
+            return f"del {target}[{delta}:{len(initial)}]"
+        if kind == "positions":
+            return "; ".join(f"{target}[{i}] = {values}[{j}]" for j, (i, _) in enumerate(delta)) or "pass"
+        return f"{target}[:] = {values}"
 
     def setitem(self, state, key, value):
         self._mutable(state, "item assignment")

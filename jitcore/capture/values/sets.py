@@ -93,9 +93,19 @@ class SetValue(Value):
             return "set()"
         return "{" + ", ".join(codegen.load(m) for m in self.members.values()) + "}"
 
-    def replay(self, codegen, new_items: str) -> str:
+    # -- write-back after the graph: members removed and added (capture/side_effects.py) ----------------------
+    def snapshot(self):
+        return dict(self.members)
+
+    def changed_items(self, codegen, initial) -> str:
+        removed = [m for k, m in initial.items() if k not in self.members]
+        added = [m for k, m in self.members.items() if k not in initial]
+        return "((" + "".join(f"{codegen.load(m)}, " for m in removed) + "), (" + \
+            "".join(f"{codegen.load(m)}, " for m in added) + "))"
+
+    def replay(self, codegen, values: str, initial) -> str:
         target = self.source.emit(codegen)
-        return f"{target}.clear(); {target}.update({new_items})"
+        return f"[{target}.discard(___m) for ___m in {values}[0]]; {target}.update({values}[1])"
 
     def binary_op(self, state, op, other, reflected):
         oc = other.constant()
