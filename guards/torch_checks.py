@@ -168,7 +168,7 @@ class TensorMatch(Check):
     """
 
     __slots__ = ("tensor_type", "dtype", "device", "requires_grad", "layout", "sizes", "strides", "dynamic_dims",
-                 "_native")
+                 "inference", "_native")
     cost = 10
 
     def __init__(self, example: torch.Tensor, dynamic_dims: frozenset[int] = frozenset()) -> None:
@@ -190,6 +190,8 @@ class TensorMatch(Check):
         self.device = example.device
         self.requires_grad = example.requires_grad
         self.layout = example.layout
+        #: made under torch.inference_mode() (torch's native check tells such tensors apart by dispatch keys)
+        self.inference = example.is_inference()
         self.dynamic_dims = dynamic_dims
         self.sizes = tuple(None if dim in dynamic_dims else size for dim, size in enumerate(example.size()))
         self.strides = None
@@ -218,6 +220,7 @@ class TensorMatch(Check):
         else:
             terms.append(f"{var}.device == {ns.constant(self.device, 'device')}")
         terms.append(f"{var}.requires_grad" if self.requires_grad else f"not {var}.requires_grad")
+        terms.append(f"{var}.is_inference()" if self.inference else f"not {var}.is_inference()")
         if self.layout is not torch.strided:
             terms.append(f"{var}.layout is {ns.constant(self.layout, 'layout')}")
         terms += self._dims_terms(f"{var}.size()", self.sizes, ns, check_ndim=True)
@@ -270,6 +273,8 @@ class TensorMatch(Check):
             return f"requires_grad changed {self.requires_grad} -> {value.requires_grad}"
         if value.layout is not self.layout:
             return f"layout changed {self.layout} -> {value.layout}"
+        if value.is_inference() != self.inference:
+            return f"is_inference() changed {self.inference} -> {value.is_inference()}"
         sizes = tuple(value.size())
         if len(sizes) != len(self.sizes):
             return f"ndim changed {len(self.sizes)} -> {len(sizes)}"
@@ -290,11 +295,14 @@ class TensorMatch(Check):
         if self.layout is not torch.strided:
             parts.append(f"layout={self.layout}")
         parts.append(f"requires_grad={self.requires_grad}")
+        if self.inference:
+            parts.append("inference")
         kind = "" if self.tensor_type is torch.Tensor else f"{type_name(self.tensor_type)}, "
         return f"TensorMatch({kind}{', '.join(parts)})"
 
     def _key(self) -> tuple:
-        return (self.tensor_type, self.dtype, self.device, self.requires_grad, self.layout, self.sizes, self.strides)
+        return (self.tensor_type, self.dtype, self.device, self.requires_grad, self.layout, self.sizes, self.strides,
+                self.inference)
 
 
 class StorageOffsetMatch(Check):
@@ -338,6 +346,7 @@ _STATE_FIELDS = (
     ("autocast (cpu)", _autocast_reader("cpu")),
     ("autocast (cuda)", _autocast_reader("cuda")),
     ("deterministic algorithms", torch._C._get_deterministic_algorithms),
+    ("inference mode", torch.is_inference_mode_enabled),
 )
 # One C call that says "no autocast anywhere": cheaper than asking per device (107 ns against 150-280 ns each).
 _any_autocast = getattr(torch._C, "_is_any_autocast_enabled", None)
@@ -345,7 +354,7 @@ _any_autocast = getattr(torch._C, "_is_any_autocast_enabled", None)
 
 class GlobalStateMatch(Check):
     """A root check: torch global state at construction (grad mode, default dtype, autocast on cpu and cuda with
-    its dtype where enabled, deterministic algorithms) must be the same when the guard runs.
+    its dtype where enabled, deterministic algorithms, inference mode) must be the same when the guard runs.
 
     When no autocast was on anywhere, the rendered test asks "is autocast on anywhere" in one call, so turning it
     on for any device (not only cpu or cuda) fails the check; explain() reports that case too. When some autocast
@@ -366,7 +375,7 @@ class GlobalStateMatch(Check):
         self.no_autocast_anywhere = _any_autocast is not None and not _any_autocast()
 
     def render(self, var: str, ns: Namespace) -> str:
-        grad, dtype, cpu, cuda, deterministic = self.state
+        grad, dtype, cpu, cuda, deterministic, inference = self.state
         terms = [
             f"{ns.constant(torch.is_grad_enabled, 'is_grad_enabled')}() is {grad}",
             f"{ns.constant(torch.get_default_dtype, 'get_default_dtype')}() is {ns.constant(dtype, 'dtype')}",
@@ -382,6 +391,7 @@ class GlobalStateMatch(Check):
                 if enabled:
                     terms.append(f"{get_dtype}({device!r}) is {ns.constant(autocast_dtype, 'dtype')}")
         terms.append(f"{ns.constant(torch._C._get_deterministic_algorithms, 'get_deterministic')}() is {deterministic}")
+        terms.append(f"{ns.constant(torch.is_inference_mode_enabled, 'is_inference_mode_enabled')}() is {inference}")
         return " and ".join(terms)
 
     def explain(self, value: object = None) -> str | None:
@@ -397,9 +407,11 @@ class GlobalStateMatch(Check):
         return "; ".join(changes) or None
 
     def describe(self) -> str:
-        grad, dtype, cpu, cuda, deterministic = self.state
+        grad, dtype, cpu, cuda, deterministic, inference = self.state
         parts = [f"grad={grad}", f"default_dtype={str(dtype).removeprefix('torch.')}",
                  f"autocast_cpu={cpu}", f"autocast_cuda={cuda}", f"deterministic={deterministic}"]
+        if inference:
+            parts.append("inference_mode=True")
         return f"GlobalStateMatch({', '.join(parts)})"
 
     def _key(self) -> tuple:

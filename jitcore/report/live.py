@@ -86,8 +86,8 @@ def _fallback(code, facts):
                               f"graph itself"))
     else:
         items.append(("error", readable(f"internal error during {stage}: {type(error).__name__}: {error}")))
-        items.append(("then", f"{label} runs natively from now on (results are unaffected); please report this "
-                              f"as a jitcore bug"))
+        items.append(("then", f"{label} runs natively from now on for calls like this one (the same torch mode "
+                              f"and tensor inputs; results are unaffected); please report this as a jitcore bug"))
     return Group(header("fallback", label, "red"), Rows(items))
 
 

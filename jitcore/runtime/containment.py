@@ -40,7 +40,7 @@ class Containment:
         if self.raising():
             raise InternalError(f"jitcore failed during {stage} of {self.where}: {exc}") from exc
         events.emit("fallbacks", f"internal error during {stage} of {self.where}: {type(exc).__name__}: {exc}; "
-                    f"running it natively from now on", key=("internal", self.code, stage), always=True,
+                    f"running calls like this one natively from now on", key=("internal", self.code, stage), always=True,
                     code=self.code, stage=stage, error=exc)
 
     def backend_failed(self, exc: Exception) -> None:

@@ -18,11 +18,15 @@ import itertools
 import time
 import types
 
+import torch
+
 import backends
+from guards import TensorMatch
 from jitcore import events
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.frame import capture_frame
 from jitcore.capture.interpreter import CaptureInternalError
+from jitcore.capture.sources import LocalSource
 from jitcore.codegen.transform import build_entry, graph_is_pure
 from jitcore.errors import GraphBreakError, JitError
 from jitcore.runtime.break_wiring import break_steps
@@ -71,12 +75,12 @@ class CompilePipeline:
         except GraphBreak as brk:
             return self._unresumable(brk)
         except CaptureInternalError as exc:
-            return self._fault(CAPTURE, exc)
+            return self._fault(CAPTURE, exc, args)
         except JitError:
             raise
         except Exception as exc:
             # the interpreter wraps its own faults: what is left failed while making the GraphModule from them
-            return self._fault(GRAPH_MODULE, exc)
+            return self._fault(GRAPH_MODULE, exc, args)
         if captured.break_point is not None and self.options.fullgraph:
             raise _fullgraph_error(captured.break_point.reason, self.code, self.name)
         timings = {"capture": captured.capture_seconds}
@@ -130,7 +134,7 @@ class CompilePipeline:
         except JitError:
             raise
         except Exception as exc:
-            return self._fault(CODEGEN, exc)
+            return self._fault(CODEGEN, exc, args)
         timings["codegen"] = time.perf_counter() - started
         if captured.gm is not None:
             events.emit("graphs", f"graph of {self.where} with {captured.op_count} ops:\n{captured.gm.code}",
@@ -167,9 +171,15 @@ class CompilePipeline:
             return self._fault(GUARD_CODEGEN, exc)
         return self.assembly.native(guard_fn, reason)
 
-    def _fault(self, stage: str, exc: Exception) -> Entry:
+    def _fault(self, stage: str, exc: Exception, args=None) -> Entry:
         self.contain.internal(stage, exc)
-        # no guards (building them may be what failed): the code runs natively for every later call
+        # the call's variant (torch global state such as inference mode, its tensors' metadata) runs natively;
+        # other variants are still captured. A catch-all only where guards cannot be built (what may have failed).
+        if args is not None:
+            try:
+                return self.assembly.native(self.assembly.guards(_variant_guards(self.params, args)))
+            except Exception:
+                pass
         return self.assembly.native(ALWAYS)
 
     def _rebuild_failed(self, entry, exc):
@@ -186,6 +196,13 @@ class CompilePipeline:
         outcome = "compiled up to here, continuing in Python" if resumed else "the frame runs natively"
         events.emit("breaks", f"{self.name}: {brk.describe()}; {outcome}", key=("break", brk.location, brk.kind),
                     code=self.code, brk=brk, resumed=resumed)
+
+
+def _variant_guards(params, args) -> list:
+    """The guards that tell one call's variant apart without capture: its tensor arguments' metadata (the
+    global torch state is every guard function's root check)."""
+    return [(LocalSource(name), TensorMatch(value)) for name, value in zip(params, args)
+            if type(value) is torch.Tensor]
 
 
 def _fullgraph_error(brk: GraphBreak, code, name: str) -> GraphBreakError:

@@ -209,12 +209,14 @@ def graph_call(state, op: str, target, args: list, kwargs: dict) -> Value:
     else:
         fn = target
     tensors = [v for v in [*args, *kwargs.values()] if v.is_tensor()]
-    versions = [v.fake._version for v in tensors]
+    versions = [_version(v.fake) for v in tensors]
     fake = graph.run_fake(fn, fa, fk)
     if _symbolic_shape(fake) and _specialize_dynamic_ints([*args, *kwargs.values()]):
         # a dynamic int decided a size: sizes stay static, so the int becomes a guarded constant here
         return graph_call(state, op, target, args, kwargs)
-    mutated = any(v.fake._version != before for v, before in zip(tensors, versions))
+    # an inference tensor keeps no version counter: an op on one that returns nothing ran for its effect
+    mutated = any(_version(v.fake) != before or (before is None and fake is None)
+                  for v, before in zip(tensors, versions))
     if mutated and not _contains_tensor(fake):
         # an in-place operation run for its effect (x[i] = v returns None): keep the node
         graph.create_node(op, target, tuple(fx_args(state, args)), fx_args(state, kwargs), fake)
@@ -227,6 +229,11 @@ def graph_call(state, op: str, target, args: list, kwargs: dict) -> Value:
     node = graph.create_node(op, target, tuple(fx_args(state, args)), fx_args(state, kwargs), fake)
     inputs = {id(v.fake): v for v in [*args, *kwargs.values()] if v.is_tensor()}
     return wrap_fake_result(state, node, fake, inputs)
+
+
+def _version(fake):
+    """The tensor's version counter (bumped by in-place ops); None for an inference tensor, which has none."""
+    return None if fake.is_inference() else fake._version
 
 
 def _symbolic_shape(fake) -> bool:
