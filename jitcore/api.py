@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import sys
 import types
 
 import torch
@@ -135,7 +136,25 @@ def compile(fn_or_module=None, *, backend="inductor", fullgraph=False, dynamic=N
     return _compile_target(fn_or_module, opts)
 
 
+def _unwrap_dynamo(target):
+    """What torch.compile compiled, for a torch.compile'd function or module: the outer compiler wins
+    (Note [Nesting with torch.compile] in runtime/install.py). Functions torch._dynamo.disable wrapped stay as they
+    are. Dynamo is not imported here: its marks are read statically."""
+    eval_frame = sys.modules.get("torch._dynamo.eval_frame")
+    optimized = getattr(eval_frame, "OptimizedModule", None)
+    while True:
+        if optimized is not None and isinstance(target, optimized):
+            target = target._orig_mod
+            continue
+        inner = inspect.getattr_static(target, "_torchdynamo_orig_callable", None)
+        if inner is None or inspect.getattr_static(target, "_torchdynamo_disable", False) \
+                or inspect.getattr_static(target, "_torchdynamo_wrapper_id", None) != id(target):
+            return target
+        target = inner
+
+
 def _compile_target(target, opts):
+    target = _unwrap_dynamo(target)
     if type(target) is functools.partial:
         # the function underneath is compiled; the partial's arguments are applied to every call, as in Python
         compiled = functools.partial(_compile_target(target.func, opts), *target.args, **target.keywords)

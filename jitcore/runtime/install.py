@@ -58,7 +58,20 @@ def compiled_function(fn, options):
     new = _function_with_code(fn, build_prologue_code(fn.__code__, cache.dispatch))
     new.__defaults__, new.__kwdefaults__ = cache.dispatcher.copy_defaults()
     new._jitcore_cache = cache
+    _mark_for_dynamo(new, fn)
     return new
+
+
+def _mark_for_dynamo(copy, fn) -> None:
+    """torch.compile of a compiled copy traces fn itself (Note [Nesting with torch.compile])."""
+    # Note [Nesting with torch.compile]: Dynamo cannot trace the dispatch prologue (its constants are functions).
+    # A compiled copy carries torch.compile's own nesting marks: torch.compile(copy) unwraps it to fn (Dynamo's
+    # innermost_fn follows _torchdynamo_orig_callable when _torchdynamo_wrapper_id is the copy's id), and a call
+    # of the copy inside code Dynamo traces inlines fn (_torchdynamo_inline). The outer compiler wins, as with
+    # torch.compile(torch.compile(f)); jit.compile(torch.compile(f)) likewise compiles f (api._unwrap_dynamo).
+    copy._torchdynamo_inline = fn
+    copy._torchdynamo_orig_callable = fn
+    copy._torchdynamo_wrapper_id = id(copy)
 
 
 resume_fns.use_makers(new_cache, compiled_function)

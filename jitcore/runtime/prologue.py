@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dis
 
+import torch
 from bytecode import Bytecode, Instr, Label, CellVar, FreeVar, TryBegin
 
 from jitcore.capture.frame import arg_names
@@ -73,4 +74,19 @@ def build_prologue_code(code, dispatch):
         raise ValueError(f"{code.co_qualname} has no RESUME instruction")
     bc.clear()
     bc.extend(out)
-    return bc.to_code(stacksize=max(code.co_stacksize, len(params) + 3), compute_exception_stack_depths=False)
+    new = bc.to_code(stacksize=max(code.co_stacksize, len(params) + 3), compute_exception_stack_depths=False)
+    _opaque_to_dynamo(new)
+    return new
+
+
+def _opaque_to_dynamo(code) -> None:
+    """Dynamo's frame hook never compiles a prologue's frame nor what it calls (a compiled copy called natively
+    under torch.compile, after a graph break there, runs jitcore's own entries; Note [Nesting with
+    torch.compile] in install.py). The switch lives in torch's C extension: torch._dynamo is not imported."""
+    eval_frame = getattr(torch._C, "_dynamo", None)
+    eval_frame = getattr(eval_frame, "eval_frame", None)
+    try:
+        action = eval_frame._FrameAction
+        eval_frame.set_code_exec_strategy(code, eval_frame._FrameExecStrategy(action.SKIP, action.RUN_ONLY))
+    except AttributeError:  # a torch without per-code strategies: nesting then works only through the marks
+        pass
