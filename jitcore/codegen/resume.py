@@ -14,14 +14,16 @@ reference back would keep both alive for good), and `clear()` empties it.
 """
 from __future__ import annotations
 
+import bisect
 import dis
 import weakref
 
 from bytecode import Bytecode, Instr, Label, TryBegin, TryEnd, CompilerFlags
 
 from jitcore.capture.code_cache import CodeCache
+from jitcore.capture.liveness import same_body
 
-__all__ = ["resume_code", "resume_origin", "real_offset", "clear"]
+__all__ = ["resume_code", "resume_origin", "real_offset", "abstract_of", "clear"]
 
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
@@ -29,8 +31,15 @@ _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 OFFSETS = CodeCache()
 
 
+#: code -> its instructions without EXTENDED_ARG/CACHE (an original is read once however many breaks it has)
+_REAL = CodeCache()
+
+
 def _real(code):
-    return [i for i in dis.get_instructions(code) if i.opname not in ("EXTENDED_ARG", "CACHE")]
+    found = _REAL.get(code)
+    if found is None:
+        found = _REAL[code] = [i for i in dis.get_instructions(code) if i.opname not in ("EXTENDED_ARG", "CACHE")]
+    return found
 
 
 def _tail_block(tail, line: int) -> list:
@@ -93,9 +102,10 @@ class _Tail:
 
 def real_offset(code, offset: int) -> int:
     """The offset of the instruction that starts at `offset`, skipping EXTENDED_ARG prefixes."""
-    for inst in dis.get_instructions(code):
-        if inst.offset >= offset and inst.opname != "EXTENDED_ARG":
-            return inst.offset
+    real = _real(code)
+    index = bisect.bisect_left(real, offset, key=lambda inst: inst.offset)
+    if index < len(real):
+        return real[index].offset
     raise ValueError(f"no instruction at or after offset {offset} in {code.co_qualname}")
 
 
@@ -108,6 +118,9 @@ def resume_origin(code):
 
 def clear() -> None:
     OFFSETS.clear()
+    _REAL.clear()
+    _PARSED.clear()
+    _ABSTRACT.clear()
 
 
 def resume_code(code, target: int, kinds: tuple, names: tuple, label: str, tails=None):
@@ -120,19 +133,7 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, label: str, tails
     step code runs just the instruction at `target` inside its original try/with regions, then hands over.
     """
     target = real_offset(code, target)
-    src = Bytecode.from_code(code)
-    real = _real(code)
-    instrs = [x for x in src if isinstance(x, Instr)]
-    if len(real) != len(instrs) or any(r.opname != i.name for r, i in zip(real, instrs)):
-        raise ValueError(f"bytecode and dis disagree on {code.co_qualname}")
-    offset_of = {id(i): r.offset for r, i in zip(real, instrs)}
-    # from_code leaves every TryBegin at depth 0; restore the depths of the (start-ordered) table entries
-    tries = [x for x in src if isinstance(x, TryBegin)]
-    table = sorted(dis._parse_exception_table(code), key=lambda e: e.start)
-    if len(tries) != len(table):
-        raise ValueError(f"exception table of {code.co_qualname} does not match its try blocks")
-    for begin, entry in zip(tries, table):
-        begin.stack_depth = entry.depth
+    src, real, offset_of = _parsed(code)
 
     stack_names = tuple(f"___stack{i}" for i, kind in enumerate(k for k in kinds if k == "value"))
     line = code.co_firstlineno
@@ -148,6 +149,8 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, label: str, tails
     prologue.append(Instr("JUMP_FORWARD", jump_to, lineno=line))
 
     body = []
+    #: id(instruction put in the body) -> the original offset it came from
+    origin_of = {}
     found = False
     active = None
     #: the TryBegin the source opened -> the copy open now (a region re-opened after each tail block)
@@ -186,9 +189,16 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, label: str, tails
                 item = Instr("NOP", location=item.location)
             elif item.name == "LOAD_FAST":
                 item = Instr("LOAD_FAST_CHECK", item.arg, location=item.location)
+            origin_of[id(item)] = offset
         body.append(item)
     if not found:
         raise ValueError(f"offset {target} is not an instruction of {code.co_qualname}")
+    if not tails:
+        # Note [Resume bodies hold what is reachable]: a resume function continues at `target`, so the code before
+        # it that no path reaches is left out. Assembling, prologue-building and analysing a resume code then
+        # costs what remains of the function, which keeps a function with many breaks from paying its whole
+        # length again at every break.
+        body = _reachable(body, jump_to)
 
     out = Bytecode()
     out.name = label
@@ -211,5 +221,92 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, label: str, tails
     new = out.to_code(stacksize=max(code.co_stacksize, needed), compute_exception_stack_depths=False)
 
     new_real = _real(new)[len(prologue):]
-    OFFSETS[new] = (weakref.ref(code), {r.offset: o.offset for r, o in zip(new_real, real)})
+    kept = [origin_of[id(item)] for item in body if isinstance(item, Instr) and id(item) in origin_of]
+    offsets = {r.offset: o for r, o in zip(new_real, kept)}
+    OFFSETS[new] = (weakref.ref(code), offsets)
+    if not tails:
+        same_body(new, code, offsets)
+        _ABSTRACT[new] = out
     return new
+
+
+#: original code -> (abstract items, real instructions, {id(item): offset}); items are shared, never mutated
+_PARSED = CodeCache()
+#: resume code -> the abstract Bytecode it was assembled from (runtime/prologue.py builds on it)
+_ABSTRACT = CodeCache()
+
+
+def _parsed(code):
+    found = _PARSED.get(code)
+    if found is not None:
+        return found
+    src = Bytecode.from_code(code)
+    real = _real(code)
+    instrs = [x for x in src if isinstance(x, Instr)]
+    if len(real) != len(instrs) or any(r.opname != i.name for r, i in zip(real, instrs)):
+        raise ValueError(f"bytecode and dis disagree on {code.co_qualname}")
+    offset_of = {id(i): r.offset for r, i in zip(real, instrs)}
+    # from_code leaves every TryBegin at depth 0; restore the depths of the (start-ordered) table entries
+    tries = [x for x in src if isinstance(x, TryBegin)]
+    table = sorted(dis._parse_exception_table(code), key=lambda e: e.start)
+    if len(tries) != len(table):
+        raise ValueError(f"exception table of {code.co_qualname} does not match its try blocks")
+    for begin, entry in zip(tries, table):
+        begin.stack_depth = entry.depth
+    found = _PARSED[code] = (list(src), real, offset_of)
+    return found
+
+
+def abstract_of(code):
+    """A fresh copy of the abstract Bytecode a resume code was assembled from (try depths set), or None."""
+    found = _ABSTRACT.get(code)
+    return None if found is None else found.copy()
+
+
+#: instructions after which control does not fall through to the next one
+_NO_FALL_THROUGH = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP",
+                              "RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"})
+
+
+def _reachable(items: list, start: Label) -> list:
+    """`items` (abstract bytecode) without the instructions no path from `start` reaches: paths follow
+    fall-through, jumps and the handler of the try region around each instruction. Try regions left without
+    instructions are dropped (`bytecode` cannot assemble an empty one)."""
+    position = {id(x): i for i, x in enumerate(items) if isinstance(x, Label)}
+    region, current = [], None
+    for x in items:
+        if isinstance(x, TryBegin):
+            current = x
+        elif isinstance(x, TryEnd):
+            current = None
+        region.append(current)
+    keep = [False] * len(items)
+    work = [position[id(start)]]
+    while work:
+        i = work.pop()
+        while i < len(items) and not keep[i]:
+            keep[i] = True
+            x = items[i]
+            if isinstance(x, Instr):
+                if region[i] is not None:
+                    work.append(position[id(region[i].target)])
+                if isinstance(x.arg, Label):
+                    work.append(position[id(x.arg)])
+                if x.name in _NO_FALL_THROUGH:
+                    break
+            i += 1
+    used = {id(region[i]) for i, x in enumerate(items) if keep[i] and isinstance(x, Instr) and region[i] is not None}
+    out = []
+    for i, x in enumerate(items):
+        if isinstance(x, Instr):
+            if keep[i]:
+                out.append(x)
+        elif isinstance(x, TryBegin):
+            if id(x) in used:
+                out.append(x)
+        elif isinstance(x, TryEnd):
+            if id(x.entry) in used:
+                out.append(x)
+        else:
+            out.append(x)
+    return out

@@ -12,6 +12,7 @@ import torch
 from bytecode import Bytecode, Instr, Label, CellVar, FreeVar, TryBegin
 
 from jitcore.capture.frame import arg_names
+from jitcore.codegen.resume import abstract_of
 
 __all__ = ["FALLTHROUGH", "build_prologue_code"]
 
@@ -29,15 +30,26 @@ FALLTHROUGH = _Fallthrough()
 
 def build_prologue_code(code, dispatch):
     """`code` with the dispatch prologue placed after its RESUME (MAKE_CELL/COPY_FREE_VARS already ran there)."""
-    bc = Bytecode.from_code(code)
-    # Note [Resume pitfalls] (codegen/resume.py): a resume function's prologue jumps into try regions, where
-    # `bytecode` cannot recompute exception depths (it writes 32768); keep the depths the code already has
-    tries = [x for x in bc if isinstance(x, TryBegin)]
-    table = sorted(dis._parse_exception_table(code), key=lambda e: e.start)
-    if len(tries) != len(table):
-        raise ValueError(f"exception table of {code.co_qualname} does not match its try blocks")
-    for begin, entry in zip(tries, table):
-        begin.stack_depth = entry.depth
+    new = _spliced(code, dispatch) if not code.co_cellvars and not code.co_freevars else None
+    if new is None:
+        new = _assembled(code, dispatch)
+    _opaque_to_dynamo(new)
+    return new
+
+
+def _assembled(code, dispatch):
+    # a resume code's own abstract form (try depths already set): no second parse of a long body
+    bc = abstract_of(code)
+    if bc is None:
+        bc = Bytecode.from_code(code)
+        # Note [Resume pitfalls] (codegen/resume.py): a resume function's prologue jumps into try regions, where
+        # `bytecode` cannot recompute exception depths (it writes 32768); keep the depths the code already has
+        tries = [x for x in bc if isinstance(x, TryBegin)]
+        table = sorted(dis._parse_exception_table(code), key=lambda e: e.start)
+        if len(tries) != len(table):
+            raise ValueError(f"exception table of {code.co_qualname} does not match its try blocks")
+        for begin, entry in zip(tries, table):
+            begin.stack_depth = entry.depth
     params = arg_names(code)
     cellvars = set(code.co_cellvars)
     out = []
@@ -74,9 +86,7 @@ def build_prologue_code(code, dispatch):
         raise ValueError(f"{code.co_qualname} has no RESUME instruction")
     bc.clear()
     bc.extend(out)
-    new = bc.to_code(stacksize=max(code.co_stacksize, len(params) + 3), compute_exception_stack_depths=False)
-    _opaque_to_dynamo(new)
-    return new
+    return bc.to_code(stacksize=max(code.co_stacksize, len(params) + 3), compute_exception_stack_depths=False)
 
 
 def _opaque_to_dynamo(code) -> None:
@@ -90,3 +100,110 @@ def _opaque_to_dynamo(code) -> None:
         eval_frame.set_code_exec_strategy(code, eval_frame._FrameExecStrategy(action.SKIP, action.RUN_ONLY))
     except AttributeError:  # a torch without per-code strategies: nesting then works only through the marks
         pass
+
+
+# Note [Spliced prologues]: a function with many graph breaks gets a resume function per break, each holding the
+# rest of the function, so assembling each prologue with `bytecode` cost the rest's length again per break. A code
+# without cells inserts the prologue's bytes after RESUME directly: 3.12's jumps are relative and the prologue
+# jumps only over itself, so the body's bytes stay as they are; exception-table entries move by the prologue's
+# length and the location table gets "no location" units for it.
+_OP = dis.opmap
+_CALL_CACHES = dis._inline_cache_entries[_OP["CALL"]]
+
+
+def _spliced(code, dispatch):
+    raw = code.co_code
+    resume = next((i for i in range(0, len(raw), 2) if raw[i] == _OP["RESUME"]), None)
+    if resume is None:
+        return None
+    consts = list(code.co_consts)
+    d, none, fall = len(consts), len(consts) + 1, len(consts) + 2
+    consts += [dispatch, None, FALLTHROUGH]
+    params = arg_names(code)
+    index = {name: i for i, name in enumerate(code.co_varnames)}
+    units = [(_OP["PUSH_NULL"], 0), (_OP["LOAD_CONST"], d)]
+    units += [(_OP["LOAD_FAST"], index[name]) for name in params]
+    units += [(_OP["LOAD_CONST"], none), (_OP["CALL"], len(params) + 1)] + [(0, 0)] * _CALL_CACHES
+    units += [(_OP["COPY"], 1), (_OP["LOAD_CONST"], fall), (_OP["IS_OP"], 0), (_OP["POP_JUMP_IF_TRUE"], 1),
+              (_OP["RETURN_VALUE"], 0), (_OP["POP_TOP"], 0)]
+    prologue = bytearray()
+    for op, arg in units:
+        for shift in (24, 16, 8):
+            if arg >> shift:
+                prologue += bytes((_OP["EXTENDED_ARG"], (arg >> shift) & 0xFF))
+        prologue += bytes((op, arg & 0xFF))
+    at = resume + 2
+    shift = len(prologue) // 2
+    table = []
+    for entry in dis._parse_exception_table(code):
+        moved = 0 if entry.start < at else shift * 2
+        table.append((entry.start + moved, entry.end + moved, entry.target + moved, entry.depth, entry.lasti))
+    positions = list(code.co_positions())
+    positions[at // 2:at // 2] = [(None, None, None, None)] * shift
+    return code.replace(co_code=raw[:at] + bytes(prologue) + raw[at:], co_consts=tuple(consts),
+                        co_stacksize=max(code.co_stacksize, len(params) + 3),
+                        co_exceptiontable=_exception_table(table),
+                        co_linetable=_location_table(positions, code.co_firstlineno))
+
+
+def _varint(value: int, out: bytearray, first: int = 0) -> None:
+    """The exception table's 6-bit big-endian varint (0x40: more follows); `first` marks an entry's start."""
+    chunks = [value & 63]
+    value >>= 6
+    while value:
+        chunks.append(value & 63)
+        value >>= 6
+    chunks.reverse()
+    for i, chunk in enumerate(chunks):
+        out.append(chunk | (64 if i < len(chunks) - 1 else 0) | (first if i == 0 else 0))
+
+
+def _exception_table(entries) -> bytes:
+    out = bytearray()
+    for start, end, target, depth, lasti in entries:
+        _varint(start // 2, out, 128)
+        _varint((end - start) // 2, out)
+        _varint(target // 2, out)
+        _varint((depth << 1) | int(lasti), out)
+    return bytes(out)
+
+
+def _write_varint(value: int, out: bytearray) -> None:
+    """The location table's little-endian varint (6 bits a byte, 0x40: more follows)."""
+    while value >= 64:
+        out.append((value & 63) | 64)
+        value >>= 6
+    out.append(value)
+
+
+def _write_svarint(value: int, out: bytearray) -> None:
+    _write_varint((-value << 1) | 1 if value < 0 else value << 1, out)
+
+
+def _location_table(positions, first_line: int) -> bytes:
+    """co_linetable (3.12) for one (line, end line, column, end column) per code unit, in long or no-location
+    entries of at most 8 units."""
+    out = bytearray()
+    line = first_line
+    i = 0
+    while i < len(positions):
+        pos = positions[i]
+        n = 1
+        while n < 8 and i + n < len(positions) and positions[i + n] == pos:
+            n += 1
+        start, end, col, end_col = pos
+        if start is None:
+            out.append(0x80 | (15 << 3) | (n - 1))
+        elif col is None or end_col is None or end is None:
+            out.append(0x80 | (13 << 3) | (n - 1))
+            _write_svarint(start - line, out)
+            line = start
+        else:
+            out.append(0x80 | (14 << 3) | (n - 1))
+            _write_svarint(start - line, out)
+            _write_varint(end - start, out)
+            _write_varint(col + 1, out)
+            _write_varint(end_col + 1, out)
+            line = start
+        i += n
+    return bytes(out)

@@ -24,6 +24,8 @@ __all__ = ["resume_function", "step_function", "compiled_callee", "use_makers", 
 _RESUMES = CodeCache()
 #: original code -> {(target, kinds, names, tails): step function}
 _STEPS = CodeCache()
+#: original code -> dis.findlinestarts (a function with many breaks names many resume functions)
+_LINE_STARTS = CodeCache()
 #: function -> {options: its compiled copy}
 _CALLEES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -45,12 +47,15 @@ def use_makers(new_cache, compiled_function) -> None:
 
 
 def _line_of(code, offset: int) -> int:
+    starts = _LINE_STARTS.get(code)
+    if starts is None:
+        starts = _LINE_STARTS[code] = list(dis.findlinestarts(code))
     line = code.co_firstlineno
-    for inst in dis.get_instructions(code):
-        if inst.starts_line is not None:
-            line = inst.starts_line
-        if inst.offset >= offset:
-            return line
+    for start, at in starts:
+        if start > offset:
+            break
+        if at is not None:
+            line = at
     return line
 
 
