@@ -6,7 +6,7 @@ graph break) with batch sizes cycling through SHAPES, a flag and a mode that cha
 `torch.inference_mode()` every other round; each call appends to the thread's own list and sets a key of the
 thread's dict (checked at the end: every side effect exactly once). Memory is read after `--baseline-seconds` (or after a
 tenth of the calls, if that comes first) and at the end: RSS from /proc/self/status, and with `--tracemalloc` the
-Python heap traced from the start. Growth after the baseline is what a long-running server would keep paying.
+Python heap traced from the start, both less the side-effect lists' own size (they grow by a slot per call). Growth after the baseline is what a long-running server would keep paying.
 """
 from __future__ import annotations
 
@@ -99,8 +99,10 @@ def main(argv=None) -> None:
 
     def take(label):
         gc.collect()
-        baseline[label] = (time.perf_counter() - started, sum(done), rss_kib(),
-                           tracemalloc.get_traced_memory()[0] if args.tracemalloc else None)
+        # the side-effect ledgers grow by design (a list slot per call): their own size is not counted
+        ledgers = sum(sys.getsizeof(log) for log in logs)
+        baseline[label] = (time.perf_counter() - started, sum(done), rss_kib() - ledgers // 1024,
+                           tracemalloc.get_traced_memory()[0] - ledgers if args.tracemalloc else None)
 
     pool = [threading.Thread(target=worker, args=(t,)) for t in range(args.threads)]
     for th in pool:
