@@ -5,6 +5,7 @@ import pytest
 
 from guards import LengthMatch
 from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.side_effects import SideEffects
 from jitcore.capture.sources import LocalSource
 from jitcore.capture.values import const
 from jitcore.capture.values.base import Value
@@ -13,12 +14,14 @@ from jitcore.capture.values.sequence import ListValue, TupleValue
 
 
 class _Context:
-    """The part of a capture context that wrapping a list's items uses: guards and the per-source cache."""
+    """The part of a capture context that wrapping a list's items uses: guards, the per-source cache, and the side
+    effects (realizing a list tells them its initial items)."""
 
     def __init__(self):
         self.guards = []
         self.wrapped = {}
         self.dynamic_paths = frozenset()
+        self.side_effects = SideEffects()
 
     def guard(self, source, check):
         self.guards.append((source, check))
