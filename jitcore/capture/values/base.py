@@ -138,6 +138,11 @@ class Value:
         """All items, for unrolling a loop or unpacking."""
         raise GraphBreak("unsupported_value", f"iterating a {self.kind_name}")
 
+    def live_iterator(self, state):
+        """iter(self) as an iterator that reads this container as it is at each step (a list's index, a dict's or
+        a set's size checked), or None when iterating means taking `iterate()` once."""
+        return None
+
     def next_item(self, state):
         """The next item of an iterator, or None when it is exhausted (FOR_ITER, next())."""
         raise GraphBreak("unsupported_value", f"advancing a {self.kind_name} (its items are not known)")

@@ -324,6 +324,9 @@ def _dict(state, *args, **kwargs):
 def _iter(state, obj):
     if is_iterator(obj):
         return obj  # an iterator is its own iterator
+    live = obj.live_iterator(state)
+    if live is not None:
+        return live
     return IteratorValue(obj.iterate(state))
 
 

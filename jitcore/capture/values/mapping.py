@@ -4,15 +4,17 @@ A dict made inside the function is mutated in place; a dict passed in (it has a 
 """
 from __future__ import annotations
 
+import operator
 import types
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value, NOT_CONSTANT, MethodCallValue
-from jitcore.capture.values.constant import const, register_container
+from jitcore.capture.values.constant import const, fold, register_container
 from jitcore.capture.values.function import UserMethodValue
+from jitcore.capture.values.iterator import DictIteratorValue
 from jitcore.capture.values.sequence import ListValue, TupleValue
 
-__all__ = ["DictValue"]
+__all__ = ["DictValue", "DictViewValue"]
 
 
 def _key(state, key):
@@ -84,6 +86,19 @@ class DictValue(Value):
 
     def iterate(self, state):
         return [const(k) for k in self.items]
+
+    def live_iterator(self, state):
+        if self._override("__iter__") is not None:
+            return None
+        return DictIteratorValue(self, "keys")
+
+    def view_item(self, mode, key):
+        """The item a keys / values / items view yields for `key`."""
+        if mode == "keys":
+            return const(key)
+        if mode == "values":
+            return self.items[key]
+        return TupleValue([const(key), self.items[key]])
 
     def getitem(self, state, key):
         k = _key(state, key)
@@ -159,12 +174,8 @@ class DictValue(Value):
     def builtin_call_method(self, state, name, args, kwargs):
         """dict's own method, whatever a subclass overrides (what `super().name(...)` reaches)."""
         items = self.items
-        if name == "keys" and not args:
-            return ListValue([const(k) for k in items])
-        if name == "values" and not args:
-            return ListValue(list(items.values()))
-        if name == "items" and not args:
-            return ListValue([TupleValue([const(k), v]) for k, v in items.items()])
+        if name in ("keys", "values", "items") and not args and not kwargs:
+            return DictViewValue(self, name)
         if name == "get" and 1 <= len(args) <= 2:
             return items.get(_key(state, args[0]), args[1] if len(args) == 2 else const(None))
         if name == "copy" and not args:
@@ -206,6 +217,83 @@ class DictValue(Value):
     def reconstruct(self, codegen):
         body = "".join(f"{codegen.constant(k)}: {codegen.load(v)}, " for k, v in self.items.items())
         return "{" + body + "}" if self.dict_type is dict else codegen.build_typed_dict(self.dict_type, body)
+
+
+_VIEW_TYPES = {"keys": type({}.keys()), "values": type({}.values()), "items": type({}.items())}
+
+
+class DictViewValue(Value):
+    """d.keys(), d.values(), d.items(): a live view of the dict value (what it holds when asked, not when the view
+    was made). Keys and items views are set-like: their operators run on real views over the constant entries."""
+
+    __slots__ = ("mapping", "mode")
+
+    def __init__(self, mapping, mode):
+        super().__init__(None)
+        self.mapping = mapping
+        self.mode = mode
+
+    def python_type(self):
+        return _VIEW_TYPES[self.mode]
+
+    def children(self):
+        return [self.mapping]
+
+    def truth(self, state):
+        return bool(self.mapping.items)
+
+    def length(self, state):
+        return len(self.mapping.items)
+
+    def iterate(self, state):
+        return [self.mapping.view_item(self.mode, k) for k in self.mapping.items]
+
+    def live_iterator(self, state):
+        return DictIteratorValue(self.mapping, self.mode)
+
+    def contains(self, state, item):
+        if self.mode == "keys":
+            return self.mapping.contains(state, item)
+        if self.mode == "values":
+            return ListValue(list(self.mapping.items.values())).contains(state, item)
+        if item.python_type() is not tuple or item.length(state) != 2:
+            return const(False)
+        key, value = item.iterate(state)
+        if not self.mapping.contains(state, key).constant():
+            return const(False)
+        return ListValue([self.mapping.items[_key(state, key)]]).contains(state, value)
+
+    def real_view(self):
+        """A real view with the same entries, when every entry it shows is a constant (else NOT_CONSTANT)."""
+        if self.mode == "keys":
+            return dict.fromkeys(self.mapping.items).keys()
+        entries = self.mapping.constant()
+        return NOT_CONSTANT if entries is NOT_CONSTANT else getattr(entries, self.mode)()
+
+    def binary_op(self, state, op, other, reflected):
+        if self.mode == "values" or op not in ("and_", "or_", "sub", "xor", "eq", "ne", "lt", "le", "gt", "ge"):
+            return NotImplemented
+        mine = self.real_view()
+        theirs = other.real_view() if isinstance(other, DictViewValue) else other.constant()
+        if mine is NOT_CONSTANT or theirs is NOT_CONSTANT:
+            raise GraphBreak("unsupported_value", f"a set operation on a dict view of non-constant entries")
+        a, b = (theirs, mine) if reflected else (mine, theirs)
+        return const(fold(state, getattr(operator, op), a, b))
+
+    def call_method(self, state, name, args, kwargs):
+        if name == "isdisjoint" and len(args) == 1 and not kwargs and self.mode != "values":
+            mine, theirs = self.real_view(), args[0].constant()
+            if mine is not NOT_CONSTANT and theirs is not NOT_CONSTANT:
+                return const(fold(state, mine.isdisjoint, theirs))
+        return super().call_method(state, name, args, kwargs)
+
+    def getattr(self, state, name):
+        if name == "isdisjoint" and self.mode != "values":
+            return MethodCallValue(self, name)
+        return super().getattr(state, name)
+
+    def reconstruct(self, codegen):
+        return f"{codegen.load(self.mapping)}.{self.mode}()"
 
 
 register_container(dict, lambda value: DictValue({k: const(v) for k, v in value.items()}))

@@ -12,6 +12,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import ItemSource
 from jitcore.capture.values.base import Value, NOT_CONSTANT, MethodCallValue
 from jitcore.capture.values.constant import ConstantValue, const, fold, register_container
+from jitcore.capture.values.iterator import ListIteratorValue
 from jitcore.capture.values.wrapping import wrap
 
 __all__ = ["TupleValue", "ListValue", "SequenceValue"]
@@ -236,6 +237,9 @@ class ListValue(SequenceValue):
 
     def make(self, items):
         return ListValue(list(items))
+
+    def live_iterator(self, state):
+        return ListIteratorValue(self)
 
     def _mutable(self, state, what):
         if self.source is not None:

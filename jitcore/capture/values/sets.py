@@ -10,6 +10,7 @@ import operator
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value, NOT_CONSTANT, MethodCallValue
 from jitcore.capture.values.constant import const, fold, register_container
+from jitcore.capture.values.iterator import SetIteratorValue
 
 __all__ = ["SetValue"]
 
@@ -64,6 +65,9 @@ class SetValue(Value):
         if c is NOT_CONSTANT:
             raise GraphBreak("unsupported_value", "iterating a set of non-constant values (order is not known)")
         return [const(m) for m in c]
+
+    def live_iterator(self, state):
+        return SetIteratorValue(self, self.iterate(state))
 
     def getattr(self, state, name):
         if hasattr(set, name) and not name.startswith("_"):
