@@ -4,7 +4,7 @@ Each check states its cost, renders its test as Python source for guards/compile
 guards.render.Namespace), and explains a failure as expected against got. Imports the standard library, torch
 and guards.render only; never jitcore or bytecode.
 Entry points: Check and its subclasses TypeMatch, IdMatch, EqualsMatch, NoneMatch, NotNoneMatch, LengthMatch,
-DictKeysMatch, TensorMatch, GlobalStateMatch.
+HasAttrMatch, DictKeysMatch, TensorMatch, GlobalStateMatch.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ __all__ = [
     "Check",
     "DictKeysMatch",
     "EqualsMatch",
+    "HasAttrMatch",
     "IdMatch",
     "IntPredicateMatch",
     "LengthMatch",
@@ -357,6 +358,34 @@ class LengthMatch(Check):
 
     def _key(self) -> tuple:
         return (self.length,)
+
+
+class HasAttrMatch(Check):
+    """`hasattr(v, name) is present`: an attribute the traced code probed (hasattr, getattr with a default)."""
+
+    __slots__ = ("name", "present")
+    cost = 3
+
+    def __init__(self, name: str, present: bool) -> None:
+        if type(name) is not str or type(present) is not bool:
+            raise ValueError(f"HasAttrMatch needs a str name and a bool, got {name!r}, {present!r}")
+        self.name = name
+        self.present = present
+
+    def render(self, var: str, ns: Namespace) -> str:
+        return f"hasattr({var}, {self.name!r}) is {self.present}"
+
+    def explain(self, value: object) -> str | None:
+        if hasattr(value, self.name) is self.present:
+            return None
+        return f"expected {'an' if self.present else 'no'} attribute {self.name!r}, got " \
+               f"{'none' if self.present else 'one'}"
+
+    def describe(self) -> str:
+        return f"HasAttrMatch({self.name!r}, {self.present})"
+
+    def _key(self) -> tuple:
+        return (self.name, self.present)
 
 
 class IntPredicateMatch(Check):

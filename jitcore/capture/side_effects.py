@@ -13,7 +13,18 @@ threads between bytecodes): its writes to other keys survive, and no key is ever
 """
 from __future__ import annotations
 
-__all__ = ["SideEffects"]
+__all__ = ["SideEffects", "DELETED"]
+
+
+class _Deleted:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "DELETED"
+
+
+#: what `load_attr` answers for an attribute deleted while tracing (replayed as a removal from the __dict__)
+DELETED = _Deleted()
 
 
 class SideEffects:
@@ -50,9 +61,17 @@ class SideEffects:
         self._attrs[(id(obj), name)] = value
         self._records.setdefault(("attr", id(obj), name), ("attr", owner, name))
 
+    def delete_attr(self, owner, obj, name: str) -> None:
+        """`del obj.name` on an object whose attributes live in its __dict__."""
+        self.store_attr(owner, obj, name, DELETED)
+
     def load_attr(self, obj, name: str):
-        """The value assigned to obj.name while tracing, or None."""
+        """The value assigned to obj.name while tracing, DELETED after a `del`, or None."""
         return self._attrs.get((id(obj), name))
+
+    def attr_names(self, obj) -> list:
+        """The names of obj's attributes written or deleted while tracing."""
+        return [name for (owner, name) in self._attrs if owner == id(obj)]
 
     def store_source(self, source, value) -> None:
         """An assignable source (a global, a closure cell's contents) gets value."""
@@ -72,7 +91,8 @@ class SideEffects:
 
     def values(self) -> list:
         """Every value the replay writes (the graph must output the tensors among them)."""
-        return [self._final(*record) for record in self._records.values()]
+        finals = (self._final(*record) for record in self._records.values())
+        return [final for final in finals if final is not DELETED]
 
     def emit(self, codegen) -> list:
         """Statements that compute every value written, then write them in first-mutation order (deltas only)."""
@@ -83,6 +103,8 @@ class SideEffects:
                 initial = self._initial[id(target)]
                 computed.append(f"{temp} = {target.changed_items(codegen, initial)}")
                 writes.append(target.replay(codegen, temp, initial))
+            elif kind == "attr" and self._final(kind, target, name) is DELETED:
+                writes.append(f"vars({target.source.emit(codegen)}).pop({name!r}, None)")
             elif kind == "attr":
                 computed.append(f"{temp} = {codegen.load(self._final(kind, target, name))}")
                 writes.append(f"setattr({target.source.emit(codegen)}, {name!r}, {temp})")

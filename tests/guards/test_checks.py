@@ -15,6 +15,7 @@ from guards import (
     GlobalStateMatch,
     GuardTree,
     IdMatch,
+    HasAttrMatch,
     LengthMatch,
     Namespace,
     NoneMatch,
@@ -247,6 +248,15 @@ def test_length_match_misses_another_length_with_message():
 
 def test_length_match_misses_a_value_without_length():
     assert run(LengthMatch(3), 7) == (False, ["v: expected length 3, got int without a length"])
+
+
+def test_has_attr_match_hits_presence_and_absence_and_explains_a_change():
+    thing = Thing()
+    thing.a = 1
+    assert run(HasAttrMatch("a", True), thing) == (True, [])
+    assert run(HasAttrMatch("b", False), thing) == (True, [])
+    assert run(HasAttrMatch("b", True), thing) == (False, ["v: expected an attribute 'b', got none"])
+    assert run(HasAttrMatch("a", False), thing) == (False, ["v: expected no attribute 'a', got one"])
 
 
 def test_dict_keys_match_hits_the_same_keys_in_order():

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import types
 
+from guards import HasAttrMatch
+
 from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.side_effects import DELETED
 
 __all__ = ["Value", "NOT_CONSTANT", "NullValue", "NULL", "MethodCallValue", "KnownObjectValue"]
 
@@ -88,14 +91,22 @@ class Value:
         raise GraphBreak("side_effect", f"deleting attribute {name!r} of a {self.kind_name}")
 
     def has_attr(self, state, name: str) -> bool:
-        """hasattr(obj, name): asked of the real object where jitcore knows it, else answered by reading the
-        attribute (an AttributeError the modelled read raises means False)."""
+        """hasattr(obj, name): an attribute written earlier in the call is there; else asked of the real object
+        where jitcore knows it (guarded: the answer is relied on), else answered by reading the attribute (an
+        AttributeError the modelled read raises means False)."""
         real = self.identity()
         if real is None:
             c = self.constant()
             real = None if c is NOT_CONSTANT else c
         if real is not None:
-            return hasattr(real, name)
+            pending = state.ctx.side_effects.load_attr(real, name)
+            if pending is None:
+                present = hasattr(real, name)
+                if self.source is not None:
+                    state.ctx.guard(self.source, HasAttrMatch(name, present))
+                return present
+            if pending is not DELETED:
+                return True
         try:
             self.getattr(state, name)
             return True

@@ -11,6 +11,7 @@ import math
 import operator
 
 from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.side_effects import DELETED
 from jitcore.capture.values.base import Value, NOT_CONSTANT, KnownObjectValue
 from jitcore.capture.values.call_rules import CallRule, Meaning, KNOWN_CALLABLE, register_callable, call
 from jitcore.capture.values.constant import ConstantValue, const, fold
@@ -251,6 +252,12 @@ def _getattr(state, obj, name, *default):
         if not obj.has_attr(state, n):
             return default[0]
     return obj.getattr(state, n)
+
+
+@_rule(vars)
+def _vars(state, obj):
+    """vars(o) is o.__dict__ (the same dict, so writes through either are seen by both)."""
+    return obj.getattr(state, "__dict__")
 
 
 @_rule(hasattr)

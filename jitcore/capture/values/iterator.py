@@ -89,7 +89,7 @@ class LiveIteratorValue(Value):
 
     def _raise(self, message):
         self.failed = message
-        raise GraphBreak("user_exception", f"RuntimeError: {message}")
+        raise GraphBreak.raises(RuntimeError, message)
 
     def _raising(self, codegen, message) -> str:
         return f"{codegen.constant_object(FailedIterator, 'failed_iterator')}({message!r})"

@@ -6,10 +6,13 @@ user module's attributes are guarded like globals.
 from __future__ import annotations
 
 import enum
+import sys
 import types
 
+from guards import HasAttrMatch
+
 from jitcore.capture.breaks import GraphBreak
-from jitcore.capture.sources import AttrSource
+from jitcore.capture.sources import AttrSource, GlobalSource, ModuleGlobalSource
 from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.call_rules import call
 from jitcore.capture.values.constant import const, fold
@@ -38,7 +41,36 @@ class PythonModuleValue(Value):
     def identity(self):
         return self.module
 
+    def global_source(self, state, name):
+        """The source of `module.name` as a global (what `global name; name = ...` in the module writes), for a
+        module whose globals jitcore reloads; None for others."""
+        if vars(self.module) is state.ctx.globals:
+            return GlobalSource(name)
+        module_name = getattr(self.module, "__name__", None)
+        if sys.modules.get(module_name) is self.module and not is_trusted_module(module_name):
+            return ModuleGlobalSource(module_name, name)
+        return None
+
+    def has_attr(self, state, name) -> bool:
+        source = self.global_source(state, name)
+        if source is not None and state.ctx.side_effects.load_source(source) is not None:
+            return True
+        present = hasattr(self.module, name)
+        if self.source is not None and not is_trusted_module(self.module.__name__):
+            state.ctx.guard(self.source, HasAttrMatch(name, present))
+        return present
+
+    def setattr(self, state, name, value):
+        source = self.global_source(state, name)
+        if source is None:
+            raise GraphBreak("side_effect", f"setting attribute {name!r} of module {self.module.__name__}")
+        state.ctx.side_effects.store_source(source, value)
+
     def getattr(self, state, name):
+        source = self.global_source(state, name)
+        assigned = state.ctx.side_effects.load_source(source) if source is not None else None
+        if assigned is not None:
+            return assigned
         try:
             attr = getattr(self.module, name)
         except AttributeError as exc:

@@ -13,6 +13,7 @@ import types
 
 from guards import DictKeysMatch
 from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.side_effects import DELETED
 from jitcore.capture.sources import AttrSource
 from jitcore.capture.values.base import Value, MethodCallValue
 from jitcore.capture.values.call_rules import Meaning, first_rule
@@ -212,15 +213,25 @@ class UserObjectValue(_DunderProtocol, OpaqueValue):
                 raise
             return state.inline_call(hook, [self, const(name)], {})
 
+    def _instance_dict(self, state):
+        """The value of this object's __dict__ once the traced code has read it (`o.__dict__`, `vars(o)`): from
+        then on the instance's attributes are that dict's items, so each form of access sees the others' writes."""
+        if self.source is None:
+            return None
+        return state.ctx.wrapped.get(AttrSource(self.source, "__dict__"))
+
     def _plain_getattr(self, state, name):
-        assigned = state.ctx.side_effects.load_attr(self.obj, name)
-        if assigned is not None:
+        own = self._instance_dict(state)
+        assigned = state.ctx.side_effects.load_attr(self.obj, name) if own is None else None
+        if assigned is not None and assigned is not DELETED:
             return assigned
         cls = type(self.obj)
         if name == "__class__":
             return ClassValue(cls)
         if name == "__dict__" and type(getattr(self.obj, "__dict__", None)) is dict:
-            return wrap(state, self.obj.__dict__, AttrSource(self.source, name) if self.source is not None else None)
+            if self.source is None:
+                return wrap(state, self.obj.__dict__, None)
+            return self._read_instance_dict(state)
         raw = class_lookup(cls, name)
         if isinstance(raw, property) or (raw is not _MISSING and hasattr(type(raw), "__set__")
                                          and not isinstance(raw, types.MemberDescriptorType)):
@@ -232,9 +243,13 @@ class UserObjectValue(_DunderProtocol, OpaqueValue):
             except AttributeError as exc:
                 raise GraphBreak.raises(AttributeError, str(exc)) from None
             return wrap(state, value, AttrSource(self.source, name) if self.source is not None else None)
-        d = getattr(self.obj, "__dict__", {})
-        if name in d:
-            return wrap(state, d[name], AttrSource(self.source, name) if self.source is not None else None)
+        if own is not None:
+            if name in own.items:
+                return own.items[name]
+        elif assigned is None:
+            d = getattr(self.obj, "__dict__", {})
+            if name in d:
+                return wrap(state, d[name], AttrSource(self.source, name) if self.source is not None else None)
         if raw is _MISSING:
             raise GraphBreak.raises(AttributeError, f"'{cls.__name__}' object has no attribute '{name}'")
         # found on the class: it stays so only while the instance does not get an attribute of that name
@@ -242,23 +257,80 @@ class UserObjectValue(_DunderProtocol, OpaqueValue):
         source = AttrSource(AttrSource(self.source, "__class__"), name) if self.source is not None else None
         return _class_attribute(state, self, cls, name, raw, source)
 
+    def _read_instance_dict(self, state):
+        """o.__dict__ read for the first time: the real dict with the attributes written or deleted so far."""
+        own = self._instance_dict(state)
+        if own is not None:
+            return own
+        own = wrap(state, self.obj.__dict__, AttrSource(self.source, "__dict__"))
+        for name in list(own.items) + [n for n in self._pending_names(state) if n not in own.items]:
+            pending = state.ctx.side_effects.load_attr(self.obj, name)
+            if pending is DELETED:
+                own.delitem(state, const(name))
+            elif pending is not None:
+                own.setitem(state, const(name), pending)
+        return own
+
+    def _pending_names(self, state):
+        return state.ctx.side_effects.attr_names(self.obj)
+
     def _guard_instance_keys(self, state):
         d = getattr(self.obj, "__dict__", None)
         if self.source is not None and type(d) is dict:
             state.ctx.guard(AttrSource(self.source, "__dict__"), DictKeysMatch(tuple(d)))
 
     def has_attr(self, state, name) -> bool:
+        own = self._instance_dict(state)
+        pending = state.ctx.side_effects.load_attr(self.obj, name) if own is None else None
+        if own is not None and name in own.items or pending is not None and pending is not DELETED:
+            return True
+        if own is not None or pending is DELETED:
+            # not in the instance dict: the class decides, or its __getattr__
+            try:
+                self.getattr(state, name)
+                return True
+            except GraphBreak as brk:
+                if brk.exc_type is not None and issubclass(brk.exc_type, AttributeError):
+                    return False
+                raise
         self._guard_instance_keys(state)
         return hasattr(self.obj, name)
 
-    def setattr(self, state, name, value):
+    def _instance_store(self, state, name, what):
+        """Whether `name` may be stored into / deleted from the instance dict while tracing (else a break)."""
         cls = type(self.obj)
-        if self.source is None or cls.__setattr__ is not object.__setattr__:
-            raise GraphBreak("side_effect", f"setting {name!r} on a {cls.__name__} object")
+        hook = cls.__setattr__ if what == "setting" else cls.__delattr__
+        default = object.__setattr__ if what == "setting" else object.__delattr__
+        if self.source is None or hook is not default or type(getattr(self.obj, "__dict__", None)) is not dict:
+            raise GraphBreak("side_effect", f"{what} {name!r} on a {cls.__name__} object")
         raw = class_lookup(cls, name)
         if raw is not _MISSING and hasattr(type(raw), "__set__"):
-            raise GraphBreak("side_effect", f"assigning descriptor {cls.__name__}.{name}")
+            raise GraphBreak("side_effect", f"{what} descriptor {cls.__name__}.{name}")
+
+    def setattr(self, state, name, value):
+        self._instance_store(state, name, "setting")
+        own = self._instance_dict(state)
+        if own is not None:
+            own.setitem(state, const(name), value)
+            return
         state.ctx.side_effects.store_attr(self, self.obj, name, value)
+
+    def delattr(self, state, name):
+        self._instance_store(state, name, "deleting")
+        missing = GraphBreak.raises(AttributeError, f"'{type(self.obj).__name__}' object has no attribute '{name}'")
+        own = self._instance_dict(state)
+        if own is not None:
+            if name not in own.items:
+                raise missing
+            own.delitem(state, const(name))
+            return
+        pending = state.ctx.side_effects.load_attr(self.obj, name)
+        if pending is DELETED or pending is None and name not in self.obj.__dict__:
+            raise missing
+        if pending is None:
+            # the attribute is relied on being there
+            self._guard_instance_keys(state)
+        state.ctx.side_effects.delete_attr(self, self.obj, name)
 
     def call(self, state, args, kwargs):
         method = class_lookup(type(self.obj), "__call__")
