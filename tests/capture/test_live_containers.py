@@ -3,27 +3,42 @@ each step, like CPython's (a list's iterator by index, a dict's and a set's chec
 raising RuntimeError after the changes made so far; keys(), values() and items() are live views).
 
 Each case runs eagerly, through `jit.compile(backend="eager")` and through `register` + `enabled()`, and compares
-results, exceptions (type and message) and the arguments afterwards (`compare_call`)."""
+results, exceptions (type and message) and the arguments afterwards."""
+import copy
+
 import pytest
 
 import jitcore as jit
-from tests.support import compare_call, randn
+from tests.support import assert_same, randn
 
 
-def _check(fn, *arg_sets, graphs=None):
-    """fn compiled and registered agrees with eager on every arg set (twice each: the second call is a hit)."""
-    compiled = jit.compile(fn, backend="eager")
-    for arg_set in arg_sets:
-        compare_call(fn, compiled, arg_set)
-        compare_call(fn, compiled, arg_set)
-    jit.register(fn)
+def _outcome(fn, args):
     try:
-        def registered(*args, **kwargs):
-            with jit.enabled(backend="eager"):
-                return fn(*args, **kwargs)
+        return "returned", fn(*args)
+    except Exception as exc:  # noqa: BLE001 - compared with eager's
+        return "raised", (type(exc), str(exc))
+
+
+def _check(fn, *arg_sets):
+    """fn compiled and registered agrees with eager on every arg set (twice each: the second call is a hit): the
+    same result or exception, the same arguments afterwards. Each call gets its own deep copy of the arguments
+    (sets included)."""
+    compiled = jit.compile(fn, backend="eager")
+    jit.register(fn)
+
+    def registered(*args):
+        with jit.enabled(backend="eager"):
+            return fn(*args)
+    try:
         for arg_set in arg_sets:
-            compare_call(fn, registered, arg_set)
-            compare_call(fn, registered, arg_set)
+            eager_args = copy.deepcopy(arg_set)
+            expected = _outcome(fn, eager_args)
+            for runner in (compiled, compiled, registered, registered):
+                args = copy.deepcopy(arg_set)
+                got = _outcome(runner, args)
+                assert got[0] == expected[0], f"eager {expected}, compiled {got}"
+                assert_same(expected[1], got[1])
+                assert_same(eager_args, args, "args after the call")
     finally:
         jit.unregister(fn)
 

@@ -78,7 +78,10 @@ def apply_binary(state, op: str, a: Value, b: Value) -> Value:
     if result is NotImplemented:
         result = b.binary_op(state, op, a, True)
     if result is NotImplemented and op.startswith("i") and op not in ("is_",):
-        return apply_binary(state, op[1:] if op != "ior" else "or_", a, b) if op[1:] in _BINOPS else result
+        # no in-place method: the plain operator (`y = 0; y += t` is `y = 0 + t`)
+        plain = op[1:] if op[1:] in _BINOPS else op[1:] + "_"
+        if plain in _BINOPS:
+            return apply_binary(state, plain, a, b)
     if result is NotImplemented:
         if op in ("eq", "ne"):
             ia, ib = identity(a), identity(b)

@@ -29,7 +29,7 @@ def _key(state, key):
 
 
 _DICT_METHODS = frozenset({"keys", "values", "items", "get", "copy", "update", "pop", "setdefault", "clear",
-                           "popitem"})
+                           "popitem", "__ior__"})
 
 
 class DictValue(Value):
@@ -180,6 +180,9 @@ class DictValue(Value):
             return items.get(_key(state, args[0]), args[1] if len(args) == 2 else const(None))
         if name == "copy" and not args:
             return DictValue(dict(items))
+        if name == "__ior__" and len(args) == 1 and not kwargs:
+            result = self.binary_op(state, "ior", args[0], False)
+            return const(NotImplemented) if result is NotImplemented else result
         if name in ("update", "pop", "setdefault", "clear", "popitem"):
             self._mutable(state, f"dict.{name}()")
             if name == "update":

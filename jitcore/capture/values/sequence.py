@@ -204,7 +204,7 @@ class ListValue(SequenceValue):
     container = list
     needs_identity = True
     methods = frozenset({"index", "count", "copy", "append", "extend", "insert", "pop", "clear", "reverse",
-                         "remove", "sort"})
+                         "remove", "sort", "__iadd__", "__imul__"})
 
     def __init__(self, items, source=None, lazy=None):
         super().__init__(items, source)
@@ -294,9 +294,22 @@ class ListValue(SequenceValue):
             self._mutable(state, "+=")
             self.realize().extend(other.iterate(state))
             return self
+        if op == "imul" and not reflected:
+            n = other.constant()
+            if type(n) is not int:
+                return NotImplemented
+            self._mutable(state, "*=")
+            self.items[:] = self.items * n
+            return self
         return super().binary_op(state, op, other, reflected)
 
     def call_method(self, state, name, args, kwargs):
+        if name in ("__iadd__", "__imul__") and len(args) == 1 and not kwargs:
+            result = self.binary_op(state, name[2:-2], args[0], False)
+            if result is NotImplemented:
+                raise GraphBreak("user_exception", f"TypeError: can't multiply sequence by non-int of type "
+                                                   f"'{args[0].python_type().__name__}'")
+            return result
         if self._lazy is not None and name in ("append", "extend") and not kwargs and len(args) == 1:
             self._mutable(state, f"list.{name}()")
             self._appended.extend(args if name == "append" else args[0].iterate(state))

@@ -34,12 +34,16 @@ class SetValue(Value):
     """key -> member value, in insertion order (iteration order of small int/str sets may differ from CPython's,
     so iterating a set of non-constants is refused)."""
 
-    __slots__ = ("members", "set_type")
+    __slots__ = ("members", "set_type", "popped", "order_known")
     needs_identity = True
 
     def __init__(self, members, source=None, set_type=set, state=None):
         super().__init__(source)
         self.set_type = set_type
+        #: set.pop() takes CPython's first member from a search position it keeps; after a pop and then an add,
+        #: which member comes first is not known here
+        self.popped = False
+        self.order_known = True
         self.members = {member_key(state, m): m for m in members}
 
     def children(self):
@@ -70,7 +74,7 @@ class SetValue(Value):
         return SetIteratorValue(self, self.iterate(state))
 
     def getattr(self, state, name):
-        if hasattr(set, name) and not name.startswith("_"):
+        if hasattr(self.set_type, name) and (not name.startswith("_") or name in _IN_PLACE_METHODS):
             return MethodCallValue(self, name)
         return super().getattr(state, name)
 
@@ -80,11 +84,13 @@ class SetValue(Value):
     def add(self, state, value):
         self._mutable(state, "set.add()")
         self.members.setdefault(member_key(state, value), value)
+        self.order_known = self.order_known and not self.popped
 
     def update(self, state, iterable):
         self._mutable(state, "set.update()")
         for v in iterable.iterate(state):
             self.members.setdefault(member_key(state, v), v)
+        self.order_known = self.order_known and not self.popped
 
     def _mutable(self, state, what):
         if self.set_type is not set:
@@ -112,6 +118,18 @@ class SetValue(Value):
         return f"[{target}.discard(___m) for ___m in {values}[0]]; {target}.update({values}[1])"
 
     def binary_op(self, state, op, other, reflected):
+        if op in _IN_PLACE:
+            # set's in-place operators take another set and change this one (a frozenset's make a new one)
+            if self.set_type is not set or not isinstance(other, SetValue) or reflected:
+                return NotImplemented
+            self._mutable(state, f"{_IN_PLACE[op]}=")
+            self._in_place(state, op, other)
+            return self
+        if op in ("or_", "and_", "sub", "xor") and isinstance(other, SetValue):
+            first, second = (other, self) if reflected else (self, other)
+            result = SetValue(list(first.members.values()), set_type=first.set_type, state=state)
+            result._in_place(state, "i" + op.rstrip("_"), second)
+            return result
         oc = other.constant()
         mine = self.constant()
         if mine is NOT_CONSTANT or not isinstance(oc, (set, frozenset)):
@@ -119,7 +137,43 @@ class SetValue(Value):
         a, b = (oc, mine) if reflected else (mine, oc)
         return const(fold(state, getattr(operator, op), a, b))
 
+    def _in_place(self, state, op, other):
+        theirs = other.members
+        if op == "ior":
+            for key, member in theirs.items():
+                self.members.setdefault(key, member)
+        elif op == "iand":
+            for key in [k for k in self.members if k not in theirs]:
+                del self.members[key]
+        elif op == "isub":
+            for key in [k for k in self.members if k in theirs]:
+                del self.members[key]
+        else:
+            for key, member in theirs.items():
+                if key in self.members:
+                    del self.members[key]
+                else:
+                    self.members[key] = member
+        self.order_known = self.order_known and not (self.popped and op in ("ior", "ixor"))
+
     def call_method(self, state, name, args, kwargs):
+        if name in _IN_PLACE_METHODS and len(args) == 1 and not kwargs:
+            result = self.binary_op(state, _IN_PLACE_METHODS[name], args[0], False)
+            return const(NotImplemented) if result is NotImplemented else result
+        if name == "pop" and not args and not kwargs:
+            self._mutable(state, "set.pop()")
+            if not self.members:
+                raise GraphBreak("user_exception", "KeyError: 'pop from an empty set'")
+            if not self.order_known:
+                raise GraphBreak("unsupported_value", "set.pop() after members were added to a set that was popped "
+                                                      "(which member CPython takes is not known)")
+            first = member_key(state, self.iterate(state)[0])
+            self.popped = True
+            return self.members.pop(first)
+        if name == "clear" and not args and not kwargs:
+            self._mutable(state, "set.clear()")
+            self.members.clear()
+            return const(None)
         if name == "add" and len(args) == 1:
             self.add(state, args[0])
             return const(None)
@@ -147,6 +201,9 @@ class SetValue(Value):
             return f"frozenset({self.reconstruct_items(codegen)})"
         return self.reconstruct_items(codegen)
 
+
+_IN_PLACE = {"ior": "|", "iand": "&", "isub": "-", "ixor": "^"}
+_IN_PLACE_METHODS = {f"__{op}__": op for op in _IN_PLACE}
 
 for _tp in (set, frozenset):
     register_container(_tp, lambda value: SetValue([const(v) for v in value], set_type=type(value)))
