@@ -6,7 +6,7 @@ from jitcore.capture.opcodes.registry import opcode
 from jitcore.capture.values import NOT_CONSTANT, const
 from jitcore.capture.values.constant import fold
 from jitcore.capture.values.exception import ExceptionValue
-from jitcore.capture.values.mapping import DictValue
+from jitcore.capture.values.mapping import DictValue, mapping_entries
 from jitcore.capture.values.sequence import TupleValue, ListValue
 from jitcore.capture.values.sets import SetValue
 
@@ -89,14 +89,15 @@ def map_add(state, inst, dct, unused, key, value):
 
 @opcode("DICT_UPDATE", "DICT_MERGE", signature="dct, unused[oparg-1], update -- dct, unused[oparg-1]")
 def dict_update(state, inst, dct, unused, update):
-    if not isinstance(update, DictValue):
+    entries = mapping_entries(state, update)
+    if entries is None:
         raise GraphBreak("unsupported_value", f"** of a {update.kind_name}")
     if inst.opname == "DICT_MERGE":
-        repeated = set(dct.items) & set(update.items)
+        repeated = set(dct.items) & set(entries)
         if repeated:
             raise GraphBreak.raises(TypeError, f"got multiple values for keyword argument "
                                                f"'{sorted(repeated)[0]}'")
-    dct.items.update(update.items)
+    dct.items.update(entries)
     return (dct, *unused)
 
 

@@ -20,7 +20,7 @@ from jitcore.capture.values.generator import is_lazy, LazyIteratorValue
 from jitcore.capture.values.iterator import IteratorValue, is_iterator
 from jitcore.capture.values.objects import ClassValue
 from jitcore.capture.values.sequence import TupleValue, ListValue
-from jitcore.capture.values.mapping import DictValue
+from jitcore.capture.values.mapping import DictValue, mapping_entries, pairs_entries
 from jitcore.capture.values.super_lookup import super_attribute
 
 __all__ = ["BuiltinValue", "apply_binary"]
@@ -84,11 +84,23 @@ def apply_binary(state, op: str, a: Value, b: Value) -> Value:
             return apply_binary(state, plain, a, b)
     if result is NotImplemented:
         if op in ("eq", "ne"):
+            ca, cb = a.constant(), b.constant()
+            if ca is not NOT_CONSTANT and cb is not NOT_CONSTANT:
+                # constants compare by value (two equal dicts in another order, a list and a tuple ...)
+                return const(fold(state, getattr(operator, op), ca, cb))
             ia, ib = identity(a), identity(b)
             if ia is not None and ib is not None:
+                if not (_compares_by_identity(ia) and _compares_by_identity(ib)):
+                    raise GraphBreak("unsupported_value", f"`==` between a {type(ia).__name__} and a "
+                                                          f"{type(ib).__name__} (their own __eq__ decides)")
                 return const((ia is ib) == (op == "eq"))
         raise GraphBreak("unsupported_value", f"operator {op} between {a.kind_name} and {b.kind_name}")
     return result
+
+
+def _compares_by_identity(obj) -> bool:
+    """`obj == other` is `obj is other` (its type keeps object's __eq__ and __ne__)."""
+    return type(obj).__eq__ is object.__eq__ and type(obj).__ne__ is object.__ne__
 
 
 _BINOPS = frozenset({"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and_", "or_", "xor",
@@ -315,17 +327,11 @@ def _list(state, iterable=None):
 @_rule(dict)
 def _dict(state, *args, **kwargs):
     items = {}
+    if len(args) > 1:
+        raise GraphBreak("user_exception", f"TypeError: dict expected at most 1 argument, got {len(args)}")
     if args:
-        src = args[0]
-        if isinstance(src, DictValue):
-            items.update(src.items)
-        else:
-            for pair in src.iterate(state):
-                k, v = pair.iterate(state)
-                kc = k.constant()
-                if kc is NOT_CONSTANT:
-                    raise GraphBreak("unsupported_value", "a dict key that is not a constant")
-                items[kc] = v
+        entries = mapping_entries(state, args[0])
+        items.update(pairs_entries(state, args[0]) if entries is None else entries)
     items.update(kwargs)
     return DictValue(items)
 

@@ -4,6 +4,7 @@ A dict made inside the function is mutated in place; a dict passed in (it has a 
 """
 from __future__ import annotations
 
+import collections
 import operator
 import types
 
@@ -14,7 +15,7 @@ from jitcore.capture.values.function import UserMethodValue
 from jitcore.capture.values.iterator import DictIteratorValue
 from jitcore.capture.values.sequence import ListValue, TupleValue
 
-__all__ = ["DictValue", "DictViewValue"]
+__all__ = ["DictValue", "DictViewValue", "mapping_entries", "pairs_entries"]
 
 
 def _key(state, key):
@@ -26,6 +27,29 @@ def _key(state, key):
     except TypeError as exc:
         raise GraphBreak.raises(TypeError, str(exc)) from None
     return k
+
+
+def mapping_entries(state, value):
+    """key -> value of what dict(value), dict.update(value) and `**value` read: a dict value's own items, else
+    through value.keys() and value[key] as Python does for any other object with a keys() method; None when value
+    has no keys() (an iterable of pairs)."""
+    if isinstance(value, DictValue) and value._override("keys") is None and value._override("__getitem__") is None:
+        return dict(value.items)
+    try:
+        if not hasattr(value.python_type(), "keys"):
+            return None
+    except GraphBreak:
+        pass
+    try:
+        keys = value.getattr(state, "keys")
+    except GraphBreak as brk:
+        if brk.kind == "user_exception" and "AttributeError" in brk.detail:
+            return None
+        raise
+    entries = {}
+    for key in keys.call(state, [], {}).iterate(state):
+        entries[_key(state, key)] = value.getitem(state, key)
+    return entries
 
 
 _DICT_METHODS = frozenset({"keys", "values", "items", "get", "copy", "update", "pop", "setdefault", "clear",
@@ -56,7 +80,8 @@ class DictValue(Value):
             if c is NOT_CONSTANT:
                 return NOT_CONSTANT
             out[k] = c
-        return out
+        # an OrderedDict compares with another by order too
+        return collections.OrderedDict(out) if issubclass(self.dict_type, collections.OrderedDict) else out
 
     def truth(self, state):
         return bool(self.items)
@@ -186,10 +211,14 @@ class DictValue(Value):
         if name in ("update", "pop", "setdefault", "clear", "popitem"):
             self._mutable(state, f"dict.{name}()")
             if name == "update":
+                if len(args) > 1:
+                    raise GraphBreak("user_exception", f"TypeError: update expected at most 1 argument, got "
+                                                       f"{len(args)}")
                 for a in args:
-                    if not isinstance(a, DictValue):
-                        raise GraphBreak("unsupported_value", "dict.update() with a non-dict")
-                    items.update(a.items)
+                    entries = mapping_entries(state, a)
+                    if entries is None:
+                        entries = pairs_entries(state, a)
+                    items.update(entries)
                 items.update(kwargs)
                 return const(None)
             if name == "pop":
@@ -220,6 +249,18 @@ class DictValue(Value):
     def reconstruct(self, codegen):
         body = "".join(f"{codegen.constant(k)}: {codegen.load(v)}, " for k, v in self.items.items())
         return "{" + body + "}" if self.dict_type is dict else codegen.build_typed_dict(self.dict_type, body)
+
+
+def pairs_entries(state, iterable) -> dict:
+    """The entries of an iterable of key-value pairs (dict(pairs), dict.update(pairs))."""
+    entries = {}
+    for index, pair in enumerate(iterable.iterate(state)):
+        kv = pair.iterate(state)
+        if len(kv) != 2:
+            raise GraphBreak("user_exception", f"ValueError: dictionary update sequence element #{index} has "
+                                               f"length {len(kv)}; 2 is required")
+        entries[_key(state, kv[0])] = kv[1]
+    return entries
 
 
 _VIEW_TYPES = {"keys": type({}.keys()), "values": type({}.values()), "items": type({}.items())}
