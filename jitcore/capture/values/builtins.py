@@ -328,7 +328,7 @@ def _list(state, iterable=None):
 def _dict(state, *args, **kwargs):
     items = {}
     if len(args) > 1:
-        raise GraphBreak("user_exception", f"TypeError: dict expected at most 1 argument, got {len(args)}")
+        raise GraphBreak.raises(TypeError, f"dict expected at most 1 argument, got {len(args)}")
     if args:
         entries = mapping_entries(state, args[0])
         items.update(pairs_entries(state, args[0]) if entries is None else entries)

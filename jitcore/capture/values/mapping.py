@@ -43,7 +43,7 @@ def mapping_entries(state, value):
     try:
         keys = value.getattr(state, "keys")
     except GraphBreak as brk:
-        if brk.kind == "user_exception" and "AttributeError" in brk.detail:
+        if brk.exc_type is not None and issubclass(brk.exc_type, AttributeError):
             return None
         raise
     entries = {}
@@ -212,8 +212,7 @@ class DictValue(Value):
             self._mutable(state, f"dict.{name}()")
             if name == "update":
                 if len(args) > 1:
-                    raise GraphBreak("user_exception", f"TypeError: update expected at most 1 argument, got "
-                                                       f"{len(args)}")
+                    raise GraphBreak.raises(TypeError, f"update expected at most 1 argument, got {len(args)}")
                 for a in args:
                     entries = mapping_entries(state, a)
                     if entries is None:
@@ -257,8 +256,8 @@ def pairs_entries(state, iterable) -> dict:
     for index, pair in enumerate(iterable.iterate(state)):
         kv = pair.iterate(state)
         if len(kv) != 2:
-            raise GraphBreak("user_exception", f"ValueError: dictionary update sequence element #{index} has "
-                                               f"length {len(kv)}; 2 is required")
+            raise GraphBreak.raises(ValueError, f"dictionary update sequence element #{index} has length "
+                                                f"{len(kv)}; 2 is required")
         entries[_key(state, kv[0])] = kv[1]
     return entries
 

@@ -307,8 +307,8 @@ class ListValue(SequenceValue):
         if name in ("__iadd__", "__imul__") and len(args) == 1 and not kwargs:
             result = self.binary_op(state, name[2:-2], args[0], False)
             if result is NotImplemented:
-                raise GraphBreak("user_exception", f"TypeError: can't multiply sequence by non-int of type "
-                                                   f"'{args[0].python_type().__name__}'")
+                raise GraphBreak.raises(TypeError, f"can't multiply sequence by non-int of type "
+                                                         f"'{args[0].python_type().__name__}'")
             return result
         if self._lazy is not None and name in ("append", "extend") and not kwargs and len(args) == 1:
             self._mutable(state, f"list.{name}()")

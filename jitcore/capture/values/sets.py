@@ -163,7 +163,7 @@ class SetValue(Value):
         if name == "pop" and not args and not kwargs:
             self._mutable(state, "set.pop()")
             if not self.members:
-                raise GraphBreak("user_exception", "KeyError: 'pop from an empty set'")
+                raise GraphBreak.raises(KeyError, "'pop from an empty set'")
             if not self.order_known:
                 raise GraphBreak("unsupported_value", "set.pop() after members were added to a set that was popped "
                                                       "(which member CPython takes is not known)")
