@@ -87,6 +87,56 @@ def list_grows_across_a_graph_break(x, items):
     return x
 
 
+def enumerate_sees_growth(x, items):
+    for i, v in enumerate(items):
+        if len(items) < 4:
+            items.append(v + 1)
+        x = x + i * v
+    return x, list(enumerate(items, 5))
+
+
+def zip_sees_growth(x, items):
+    out = []
+    for a, b in zip(items, (1, 2, 3, 4, 5)):
+        if len(items) < 4:
+            items.append(a)
+        out.append(a + b)
+    return x, out, list(zip(items, items))
+
+
+def enumerate_across_a_graph_break(x, items):
+    for i, v in enumerate(items):
+        print(i, v)
+        if len(items) < 4:
+            items.append(v + 1)
+        x = x + i * v
+    return x
+
+
+def zip_of_list_and_dict_across_a_graph_break(x, items, d):
+    for a, k in zip(items, d):
+        print(a, k)
+        x = x + a
+    return x
+
+
+def enumerate_of_a_dict_that_grows(x, d):
+    for i, k in enumerate(d):
+        d[k + "x"] = i
+    return x
+
+
+@pytest.mark.parametrize("fn, arg_sets", [
+    (enumerate_sees_growth, [(randn(3), [1, 2])]),
+    (zip_sees_growth, [(randn(3), [1, 2])]),
+    (enumerate_across_a_graph_break, [(randn(3), [1, 2])]),
+    (zip_of_list_and_dict_across_a_graph_break, [(randn(3), [1, 2, 3], {"a": 1, "b": 2})]),
+    (enumerate_of_a_dict_that_grows, [(randn(3), {"a": 1})]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_enumerate_and_zip_read_live_iterators(fn, arg_sets):
+    _check(fn, *arg_sets)
+
+
 @pytest.mark.parametrize("fn, arg_sets", [
     (list_grows_while_iterated, [(randn(3),)]),
     (list_argument_grows_while_iterated, [(randn(3), [1, 2]), (randn(3), [5])]),

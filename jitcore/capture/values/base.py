@@ -95,9 +95,6 @@ class Value:
         where jitcore knows it (guarded: the answer is relied on), else answered by reading the attribute (an
         AttributeError the modelled read raises means False)."""
         real = self.identity()
-        if real is None:
-            c = self.constant()
-            real = None if c is NOT_CONSTANT else c
         if real is not None:
             pending = state.ctx.side_effects.load_attr(real, name)
             if pending is None:
@@ -107,6 +104,8 @@ class Value:
                 return present
             if pending is not DELETED:
                 return True
+        elif self.constant() is not NOT_CONSTANT:
+            return hasattr(self.constant(), name)
         try:
             self.getattr(state, name)
             return True

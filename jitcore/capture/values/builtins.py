@@ -17,7 +17,8 @@ from jitcore.capture.values.call_rules import CallRule, Meaning, KNOWN_CALLABLE,
 from jitcore.capture.values.constant import ConstantValue, const, fold
 from jitcore.capture.values.partial import PartialValue
 from jitcore.capture.values.generator import is_lazy, LazyIteratorValue
-from jitcore.capture.values.iterator import IteratorValue, is_iterator
+from jitcore.capture.values.iter_adapters import EnumerateValue, ZipValue
+from jitcore.capture.values.iterator import IteratorValue, LiveIteratorValue, is_iterator
 from jitcore.capture.values.objects import ClassValue
 from jitcore.capture.values.sequence import TupleValue, ListValue
 from jitcore.capture.values.mapping import DictValue, mapping_entries, pairs_entries
@@ -369,7 +370,17 @@ def _enumerate(state, iterable, start=None):
             counter[0] += 1
             return TupleValue([const(counter[0] - 1), item])
         return LazyIteratorValue(produce, enumerate)
+    inner = _live(state, iterable)
+    if inner is not None and type(s) is int:
+        return EnumerateValue(inner, s)
     return IteratorValue([TupleValue([const(s + i), v]) for i, v in enumerate(iterable.iterate(state))], enumerate)
+
+
+def _live(state, iterable):
+    """The live iterator iter(iterable) is (values/iterator.py), or None where it would be a snapshot."""
+    if isinstance(iterable, LiveIteratorValue):
+        return iterable
+    return None if is_iterator(iterable) else iterable.live_iterator(state)
 
 
 @_rule(zip)
@@ -388,6 +399,8 @@ def _zip(state, *iterables, **kwargs):
                 row.append(item)
             return TupleValue(row)
         return LazyIteratorValue(produce, zip)
+    if iterables and any(_live(state, it) is not None for it in iterables):
+        return ZipValue([_iter(state, it) for it in iterables])
     columns = [it.iterate(state) for it in iterables]
     return IteratorValue([TupleValue(list(row)) for row in zip(*columns)], zip)
 
