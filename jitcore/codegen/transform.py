@@ -6,14 +6,17 @@ source keeps it readable (`entry.source`) and costs one Python frame per call.
 """
 from __future__ import annotations
 
+import inspect
 import keyword
 import math
 import operator
 import sys
 
+import torch
+
 from jitcore.capture.values.base import Value
 
-__all__ = ["EntryCodegen", "build_entry", "graph_is_pure", "safe_names"]
+__all__ = ["EntryCodegen", "build_entry", "graph_is_pure", "graph_uses_rng", "RngState", "safe_names"]
 
 _LITERAL_TYPES = (int, bool, str, bytes, type(None))
 
@@ -110,12 +113,15 @@ class EntryCodegen:
 
 
 def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, builtins: dict, name: str,
-                steps=None, pinned=None, on_fault=None):
+                steps=None, pinned=None, on_fault=None, on_raise=None):
     """The entry function `(*params, ___cells) -> result` for one cache entry.
 
     For a frame that stopped at a break point, `steps` (codegen/steps.py) turns the break into Python: rebuild
     the stack and live locals, run the breaking instruction natively where it can be written as Python, and
     return what the resume function computes.
+
+    `on_raise(exc)`: what the entry returns when the compiled graph raises (the runtime's FALLTHROUGH: the frame
+    runs natively from its start). Used only where that is sound, see Note [A graph that raises].
     """
     cg = EntryCodegen(params, fn_globals, builtins)
     lines = []
@@ -126,7 +132,20 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
         pinned = pinned or {}
         inputs = ", ".join(cg.constant_object(pinned[source], "param") if source in pinned else source.emit(cg)
                            for source in captured.input_sources)
-        lines.append(f"    ___out = ___graph({inputs})")
+        if on_raise is not None and graph_is_pure(captured.gm):
+            cg.namespace["___on_raise"] = on_raise
+            rng = graph_uses_rng(captured.gm)
+            if rng:
+                cg.namespace["___RngState"] = RngState
+                lines.append("    ___rng = ___RngState()")
+            lines.append("    try:")
+            lines.append(f"        ___out = ___graph({inputs})")
+            lines.append("    except Exception as ___e:")
+            if rng:
+                lines.append("        ___rng.restore()")
+            lines.append("        return ___on_raise(___e)")
+        else:
+            lines.append(f"    ___out = ___graph({inputs})")
     replay = captured.ctx.side_effects.emit(cg) if captured.ctx.side_effects else []
     if captured.break_point is None:
         rebuild = cg.load(captured.result)
@@ -155,16 +174,88 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
     return entry
 
 
+# Note [A graph that raises]
+# The entry runs the compiled graph before anything else the frame does is made visible: Python side effects
+# (list appends, attribute writes, prints at a break) are replayed after it, the breaking instruction and the resume
+# function run after it. So when the graph raises, the program has done nothing observable yet except what the
+# graph itself did: mutating its tensor inputs in place and drawing from the random number generators. A graph
+# that does neither (`graph_is_pure`), with the generators' state put back when it draws (`graph_uses_rng`,
+# `RngState`), can be abandoned: the entry returns FALLTHROUGH and the frame runs natively from its start, which
+# is exactly Python's behaviour (the side effects before the error happen, the user's `try` sees it, the
+# exception is Python's own, with its traceback). A resume function has its own entry: the same rule restarts it
+# from its own start, which is where the original frame was. A graph that mutates an input in place raises as it
+# did before (documented in docs/semantics.md, group "exceptions").
+
 def graph_is_pure(gm) -> bool:
-    """No node of the graph mutates a tensor in place (so running the frame again natively repeats nothing)."""
+    """No node of the graph mutates a tensor in place (so running the frame again natively repeats nothing):
+    no in-place method or function (`add_`, `setitem`), no `inplace=True`, no `out=`."""
     if gm is None:
         return True
     for node in gm.graph.nodes:
+        if node.op not in ("call_function", "call_method", "call_module"):
+            continue
         target = node.target
         name = target if isinstance(target, str) else getattr(target, "__name__", "")
         if target is operator.setitem or (name.endswith("_") and not name.endswith("__")):
             return False
+        if "out" in node.kwargs or _sets_inplace(node):
+            return False
+        if node.op == "call_module" and getattr(gm.get_submodule(target), "inplace", False):
+            return False
     return True
+
+
+def _sets_inplace(node) -> bool:
+    """`inplace=True` passed by keyword or by position (torch.nn.functional.relu(x, True))."""
+    if node.kwargs.get("inplace", False) is not False:
+        return True
+    if node.op != "call_function" or not any(a is True for a in node.args):
+        return False
+    try:
+        params = list(inspect.signature(node.target).parameters)
+    except (TypeError, ValueError):
+        return True  # a builtin we cannot read: a True passed positionally may mean in place
+    return "inplace" in params and params.index("inplace") < len(node.args) and \
+        node.args[params.index("inplace")] is not False
+
+
+#: words in the names of operations that draw from a random number generator
+_RNG_WORDS = ("rand", "dropout", "bernoulli", "multinomial", "normal", "poisson", "rrelu", "gumbel", "fractional",
+              "exponential", "cauchy", "geometric", "uniform", "sample", "shuffle")
+
+
+def graph_uses_rng(gm) -> bool:
+    """Some node may draw from a random number generator (by name: conservative, a false positive costs one
+    generator-state copy per call of a graph that raises nothing)."""
+    if gm is None:
+        return False
+    for node in gm.graph.nodes:
+        if node.op == "call_module":
+            name = type(gm.get_submodule(node.target)).__name__
+        elif node.op in ("call_function", "call_method"):
+            target = node.target
+            name = target if isinstance(target, str) else getattr(target, "__name__", "") or repr(target)
+        else:
+            continue
+        if any(word in name.lower() for word in _RNG_WORDS):
+            return True
+    return False
+
+
+class RngState:
+    """The default generators' state (CPU, and every initialised CUDA device), taken now; `restore()` puts it
+    back, so a graph that drew numbers and then raised leaves the generators as it found them."""
+
+    __slots__ = ("cpu", "cuda")
+
+    def __init__(self):
+        self.cpu = torch.random.get_rng_state()
+        self.cuda = torch.cuda.get_rng_state_all() if torch.cuda.is_initialized() else None
+
+    def restore(self) -> None:
+        torch.random.set_rng_state(self.cpu)
+        if self.cuda is not None:
+            torch.cuda.set_rng_state_all(self.cuda)
 
 
 def _ident(name: str) -> str:

@@ -9,6 +9,7 @@ backend), naming the stage. `Containment` holds what the reports name (the frame
 from __future__ import annotations
 
 from jitcore import events
+from jitcore.codegen.transform import RngState
 from jitcore.config import config
 from jitcore.errors import BackendCompileError, InternalError
 
@@ -78,13 +79,17 @@ class FirstRun:
     program itself fails and the backend's exception is raised as it came (the entry stays, a later call may
     succeed); if not, the backend is at fault: `on_fault(exc)` contains it (the entry runs natively from then on)
     and this call goes on with the eager graph's outputs. Used only for graphs that mutate no input, which can run
-    twice without a visible difference. After the first success the entry calls the compiled graph directly.
+    twice without a visible difference (a graph that draws random numbers runs the second time from the
+    generators' state the first found: `uses_rng`). After the first success the entry calls the compiled graph
+    directly. A program error raised here reaches the entry, which runs the frame natively (Note [A graph that
+    raises], codegen/transform.py).
     """
 
-    def __init__(self, compiled, gm, on_fault):
+    def __init__(self, compiled, gm, on_fault, uses_rng: bool = False):
         self.compiled = compiled
         self.gm = gm
         self.on_fault = on_fault
+        self.uses_rng = uses_rng
         #: the entry function's globals, set once it is built: where the entry finds its graph
         self.namespace = None
         self.slot = None
@@ -94,6 +99,7 @@ class FirstRun:
         self.namespace, self.slot = namespace, slot
 
     def __call__(self, *inputs):
+        rng = RngState() if self.uses_rng else None
         try:
             outputs = self.compiled(*inputs)
         except Exception as exc:
@@ -102,8 +108,11 @@ class FirstRun:
             if self.namespace is not None:
                 self.namespace[self.slot] = self.compiled
             return outputs
+        if rng is not None:
+            rng.restore()
         try:
-            outputs = self.gm(*inputs)
+            # forward itself: GraphModule.__call__ prints the graph's code to stderr when it raises
+            outputs = self.gm.forward(*inputs)
         except Exception:
             program_fails = True
         else:

@@ -35,6 +35,8 @@ class Entry:
     op_count: int = 0
     break_reason: GraphBreak | None = None
     compile_seconds: dict = dataclasses.field(default_factory=dict)
+    #: calls whose compiled graph raised (and ran natively instead); the pipeline retires the entry at a limit
+    raises: int = 0
 
 
 def native_run(*args):

@@ -27,7 +27,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.frame import capture_frame
 from jitcore.capture.interpreter import CaptureInternalError
 from jitcore.capture.sources import LocalSource
-from jitcore.codegen.transform import build_entry, graph_is_pure
+from jitcore.codegen.transform import build_entry, graph_is_pure, graph_uses_rng
 from jitcore.errors import GraphBreakError, JitError
 from jitcore.runtime.break_wiring import break_steps
 from jitcore.runtime.containment import CAPTURE, CODEGEN, GRAPH_MODULE, GUARD_CODEGEN, Containment, FirstRun
@@ -40,6 +40,9 @@ __all__ = ["CompilePipeline"]
 
 #: a number per graph compiled, so that each is reported once (an id() may be reused after a graph dies)
 _GRAPH_NUMBERS = itertools.count()
+
+#: after this many calls whose graph raised, an entry runs natively (each such call ran the graph for nothing)
+GRAPH_RAISE_LIMIT = 4
 
 #: the name an entry function reads its compiled graph under (codegen.transform.build_entry)
 _GRAPH_SLOT = "___graph"
@@ -124,7 +127,8 @@ class CompilePipeline:
             graph = self._first_run(captured, compiled, made)
             try:
                 run = build_entry(captured, graph, self.params, self.globals, captured.ctx.builtins, self.name,
-                                  steps, state.pinned, on_fault=lambda exc: self._rebuild_failed(made[0], exc))
+                                  steps, state.pinned, on_fault=lambda exc: self._rebuild_failed(made[0], exc),
+                                  on_raise=lambda exc: self._graph_raised(made[0], exc))
             except GraphBreak as brk:
                 # the stack or a local at the break cannot be rebuilt as Python objects: run the frame natively
                 self._report_break(brk, resumed=False)
@@ -153,8 +157,11 @@ class CompilePipeline:
         if compiled is None or _runs_as_is(compiled, captured.gm) or not graph_is_pure(captured.gm):
             # a graph run as it is has no backend of its own to fail; a graph that mutates its inputs cannot run
             # twice to tell a backend's fault from the program's
-            return compiled
-        return FirstRun(compiled, captured.gm, lambda exc: self._first_run_failed(made[0], exc))
+            # (a GraphModule itself is called through its forward: its __call__ prints the graph's code to stderr
+            # when the graph raises, which Python would not)
+            return compiled.forward if compiled is not None and compiled is captured.gm else compiled
+        return FirstRun(compiled, captured.gm, lambda exc: self._first_run_failed(made[0], exc),
+                        graph_uses_rng(captured.gm))
 
     # -- outcomes ---------------------------------------------------------------------------------------------
     def _unresumable(self, brk: GraphBreak) -> Entry:
@@ -186,6 +193,21 @@ class CompilePipeline:
         """An entry's result could not be rebuilt (a fault in jitcore): it runs natively from now on."""
         self.contain.rebuild_failed(exc)
         self.retire(entry)
+        return FALLTHROUGH
+
+    def _graph_raised(self, entry, exc):
+        """The entry's graph raised (the program's error, or a backend's after its first run): the frame runs
+        natively from its start (Note [A graph that raises], codegen/transform.py), which raises the error where
+        Python does. An entry whose graph raised `GRAPH_RAISE_LIMIT` times runs natively from then on. jitcore's
+        own errors (a first-run fault raised under strict mode) go on to the caller."""
+        if isinstance(exc, JitError):
+            raise exc
+        entry.raises += 1
+        if entry.raises == GRAPH_RAISE_LIMIT:
+            events.emit("fallbacks", f"a graph of {self.where} raised {GRAPH_RAISE_LIMIT} times "
+                        f"({type(exc).__name__}: {exc}); this entry runs natively from now on",
+                        key=("graph raised", self.code), code=self.code, error=exc)
+            self.retire(entry)
         return FALLTHROUGH
 
     def _first_run_failed(self, entry, exc) -> None:
