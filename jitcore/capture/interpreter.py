@@ -28,7 +28,7 @@ from jitcore.capture.sources import (LocalSource, GlobalSource, ModuleGlobalSour
 from jitcore.capture.values import wrap
 from jitcore.capture.values.cells import CellBox, RootCell
 from jitcore.capture.values.constant import const
-from jitcore.capture.values.exception import ExceptionValue, TracedException, exception_from_break
+from jitcore.capture.values.exception import ExceptionValue, TracedException, chain_context, exception_from_break
 from jitcore.capture.values.arguments import bind_arguments
 from jitcore.capture.values.generator import GeneratorValue
 
@@ -173,6 +173,7 @@ class FrameState:
                 if value is not None and self.has_handler():
                     # an error the modelled operation raises for real: catchable by the traced handlers
                     value.origin = self.origin()
+                    chain_context(self, value)
                     if self.unwind(value):
                         continue
                     raise TracedException(value, value.origin) from None

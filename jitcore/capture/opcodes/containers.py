@@ -134,6 +134,8 @@ def call_intrinsic_1(state, inst, value):
             if issubclass(value.cls, (StopIteration, StopAsyncIteration)):
                 error = ExceptionValue(RuntimeError, [const("generator raised StopIteration")])
                 error.origin = value.origin
+                # raised from the StopIteration, which is also its context (CPython's _PyErr_FormatFromCause)
+                error.attrs.update({"__cause__": value, "__context__": value, "__suppress_context__": const(True)})
                 return error
             return value
     raise GraphBreak("unsupported_opcode", f"CALL_INTRINSIC_1 {name}")

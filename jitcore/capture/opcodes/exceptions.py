@@ -2,15 +2,16 @@
 
 A raise throws TracedException; the interpreter loop (FrameState.unwind) finds the handler in the frame's
 exception table, trims the stack and jumps there, pushing the exception. The handler code then runs these opcodes.
-`ctx.exc_stack` is the traced counterpart of the thread's "exception being handled" (sys.exc_info()).
+`ctx.exc_stack` is the traced counterpart of the thread's "exception being handled" (sys.exc_info()); a raise
+with arguments chains to it (values/exception.py, Note [Implicit chaining]).
 """
 from __future__ import annotations
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.opcodes.registry import opcode
 from jitcore.capture.values import const
-from jitcore.capture.values.exception import (ExceptionValue, exception_constructible, construct_exception,
-                                              matches)
+from jitcore.capture.values.exception import (ExceptionValue, chain_context, exception_constructible,
+                                              construct_exception, matches)
 from jitcore.capture.values.objects import ClassValue
 
 
@@ -26,14 +27,15 @@ def _exception_of(state, value):
 @opcode("RAISE_VARARGS", signature="args[oparg] --")
 def raise_varargs(state, inst, args):
     if not args:
+        # a bare raise re-raises what is handled, chained as it is
         if not state.ctx.exc_stack:
             raise GraphBreak.raises(RuntimeError, "No active exception to reraise")
         state.raise_traced(state.ctx.exc_stack[-1])
     exc = _exception_of(state, args[0])
     if len(args) == 2:
         cause = args[1]
-        exc.attrs["__cause__"] = cause if cause.constant() is None else _exception_of(state, cause)
-        exc.attrs["__suppress_context__"] = const(True)
+        exc.setattr(state, "__cause__", cause if cause.constant() is None else _exception_of(state, cause))
+    chain_context(state, exc)
     state.raise_traced(exc)
 
 

@@ -4,9 +4,14 @@ An exception object made while tracing is an ExceptionValue: its class, its cons
 attributes its Python `__init__` set. Raising one throws `TracedException` through the interpreter, which unwinds
 the frames it traces by their exception tables exactly as CPython would; one that no traced frame catches stops
 the capture there, so the raising instruction runs in Python and raises for real.
+
+Chaining follows CPython (Note [Implicit chaining]): a raise with arguments, and an error an operation raises,
+take the exception being handled as `__context__` (`chain_context`); `raise X from Y` and assigning `__cause__` set
+`__suppress_context__`; a bare `raise` and RERAISE change nothing.
 """
 from __future__ import annotations
 
+import sys
 import types
 
 from jitcore.capture.breaks import GraphBreak
@@ -16,7 +21,8 @@ from jitcore.capture.values.objects import ClassValue
 from jitcore.capture.values.sequence import TupleValue
 from jitcore.capture.values.user_object import class_lookup, _class_attribute, _MISSING
 
-__all__ = ["ExceptionValue", "TracedException", "exception_constructible", "exception_from_break"]
+__all__ = ["ExceptionValue", "HandledOutside", "TracedException", "chain_context", "exception_constructible",
+           "exception_from_break"]
 
 
 class TracedException(Exception):
@@ -75,7 +81,12 @@ class ExceptionValue(Value):
 
     def getattr(self, state, name):
         if name in self.attrs:
-            return self.attrs[name]
+            value = self.attrs[name]
+            if isinstance(value, HandledOutside):
+                # what the caller is handling is known only when the entry runs: read it there, in Python
+                raise GraphBreak("unsupported_value", f"{name} of a {self.kind_name} raised while the caller of "
+                                                      f"the compiled function may be handling an exception")
+            return value
         if name == "args":
             return TupleValue(list(self._known_args()))
         if name == "__class__":
@@ -90,10 +101,27 @@ class ExceptionValue(Value):
         raise GraphBreak("unsupported_value", f"attribute {name!r} of a {self.kind_name}")
 
     def setattr(self, state, name, value):
-        self.attrs[name] = value
+        if name in _CHAIN_ATTRS:
+            self._set_chain(name, value)
+        else:
+            self.attrs[name] = value
 
     def raw_setattr(self, state, name, value):
+        self.setattr(state, name, value)
+
+    def _set_chain(self, name, value):
+        """BaseException's setters: `__cause__`/`__context__` take None or an exception (setting `__cause__` also
+        sets `__suppress_context__`), `__suppress_context__` a bool."""
+        if name == "__suppress_context__":
+            if not isinstance(value.constant(), bool):
+                raise GraphBreak("unsupported_value", f"__suppress_context__ set to a {value.kind_name}")
+            self.attrs[name] = value
+            return
+        if value.constant() is not None and not isinstance(value, ExceptionValue):
+            raise GraphBreak.raises(TypeError, f"exception {name[2:-2]} must be None or derive from BaseException")
         self.attrs[name] = value
+        if name == "__cause__":
+            self.attrs["__suppress_context__"] = const(True)
 
     def builtin_call_method(self, state, name, args, kwargs):
         """BaseException's own methods reached through `super()`: __init__ records the arguments."""
@@ -117,11 +145,94 @@ class ExceptionValue(Value):
         return [*(self.args or ()), *self.attrs.values()]
 
 
+#: BaseException's own slots, set through its setters (never the instance dict), in this order: setting the
+#: cause sets __suppress_context__, which the recorded value then overrides
+_CHAIN_ATTRS = ("__cause__", "__context__", "__suppress_context__")
+
+
 def _build_exception(cls, args, attrs):
     exc = cls.__new__(cls, *args)
     BaseException.__init__(exc, *args)
+    chain = {name: attrs.pop(name) for name in _CHAIN_ATTRS if name in attrs}
     exc.__dict__.update(attrs)
+    for name, value in chain.items():
+        setattr(exc, name, value)
     return exc
+
+
+# Note [Implicit chaining]
+# CPython (_PyErr_SetObject) gives an exception raised with arguments, or by an operation, the exception being
+# handled as __context__: the innermost one of the thread's handlers, unless it is the exception itself; before that
+# it cuts the handled exception's context chain where it would reach the new one (no cycles). With nothing handled
+# it leaves __context__ as it was. A bare `raise` and RERAISE re-raise without chaining. Traced code keeps the
+# handlers it runs in `ctx.exc_stack` (a generator's own are set aside while it is suspended, as CPython's
+# gi_exc_state does). Below them is what the compiled function's caller is handling, unknown while tracing: a
+# HandledOutside value, which the entry reads with sys.exception() when it rebuilds the exception; reading it
+# inside traced code is a graph break.
+
+class HandledOutside(Value):
+    """The context of an exception raised while no traced handler runs: what the caller of the compiled
+    function handles, else the context it had (`previous`). Rebuilt by the entry, where sys.exception() is the
+    caller's."""
+
+    __slots__ = ("previous",)
+
+    def __init__(self, previous):
+        super().__init__(None)
+        self.previous = previous
+
+    @property
+    def kind_name(self):
+        return "exception handled by the caller"
+
+    def reconstruct(self, codegen):
+        outer = codegen.constant_object(_handled_or, "handled_or")
+        return f"{outer}({codegen.load(self.previous)})"
+
+    def children(self):
+        return [self.previous]
+
+
+def _handled_or(previous):
+    handled = sys.exception()
+    return previous if handled is None else handled
+
+
+def chain_context(state, exc) -> None:
+    """Set `exc.__context__` as CPython does when it is raised (Note [Implicit chaining])."""
+    stack = state.ctx.exc_stack
+    if not stack:
+        previous = exc.attrs.get("__context__", const(None))
+        if isinstance(previous, HandledOutside):
+            previous = previous.previous
+        exc.attrs["__context__"] = HandledOutside(previous)
+        return
+    handled = stack[-1]
+    if handled is exc:
+        return
+    link, seen = handled, set()
+    while isinstance(link, ExceptionValue) and id(link) not in seen:
+        seen.add(id(link))
+        context = link.attrs.get("__context__")
+        if context is exc:
+            link.attrs["__context__"] = const(None)
+            break
+        if isinstance(context, HandledOutside) and _reaches(context.previous, exc):
+            # whether the cycle is cut depends on what the caller handles
+            raise GraphBreak("unsupported_value", "an exception chain that may loop through what the caller of "
+                                                  "the compiled function handles")
+        link = context
+    exc.attrs["__context__"] = handled
+
+
+def _reaches(link, exc) -> bool:
+    seen = set()
+    while isinstance(link, (ExceptionValue, HandledOutside)) and id(link) not in seen:
+        if link is exc:
+            return True
+        seen.add(id(link))
+        link = link.previous if isinstance(link, HandledOutside) else link.attrs.get("__context__")
+    return False
 
 
 def construct_exception(state, cls, args, kwargs):

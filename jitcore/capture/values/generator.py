@@ -35,7 +35,7 @@ class _OnDemand(Value):
 
 
 class GeneratorValue(_OnDemand):
-    __slots__ = ("frame", "finished", "count", "running")
+    __slots__ = ("frame", "finished", "count", "running", "handled", "origins")
 
     def __init__(self, frame):
         super().__init__(None)
@@ -43,6 +43,9 @@ class GeneratorValue(_OnDemand):
         self.finished = False
         self.count = 0
         self.running = False
+        #: exceptions its handlers were handling when it yielded (and where they were raised)
+        self.handled: list = []
+        self.origins: list = []
 
     def python_type(self):
         return _GENERATOR_TYPE
@@ -63,6 +66,12 @@ class GeneratorValue(_OnDemand):
             raise GraphBreak("recursion_limit", f"inlining deeper than {state.ctx.max_inline_depth} calls")
         self.running = True
         saved = state.graph.current_location
+        # the generator's own handlers are the caller's only while it runs (CPython's gi_exc_state): set aside
+        # at each yield, put back on top of the caller's when it resumes
+        ctx = state.ctx
+        base = len(ctx.exc_stack)
+        ctx.exc_stack.extend(self.handled)
+        ctx.handling.extend(self.origins)
         try:
             frame.run()
         except BaseException:
@@ -71,6 +80,8 @@ class GeneratorValue(_OnDemand):
         finally:
             self.running = False
             state.graph.current_location = saved
+            self.handled, self.origins = ctx.exc_stack[base:], ctx.handling[base:]
+            del ctx.exc_stack[base:], ctx.handling[base:]
         if frame.done:
             self.finished = True
             return None
