@@ -198,7 +198,7 @@ def graph_is_pure(gm) -> bool:
         name = target if isinstance(target, str) else getattr(target, "__name__", "")
         if target is operator.setitem or (name.endswith("_") and not name.endswith("__")):
             return False
-        if "out" in node.kwargs or _sets_inplace(node):
+        if "out" in node.kwargs or _sets_inplace(node) or _mutates_by_argument(node, name):
             return False
         if node.op == "call_module" and getattr(gm.get_submodule(target), "inplace", False):
             return False
@@ -217,6 +217,28 @@ def _sets_inplace(node) -> bool:
         return True  # a builtin we cannot read: a True passed positionally may mean in place
     return "inplace" in params and params.index("inplace") < len(node.args) and \
         node.args[params.index("inplace")] is not False
+
+
+#: functions without a trailing underscore that mutate an argument, by (parameter, its index, the value with which
+#: they do not): running statistics in training mode, an embedding renormalised to max_norm
+_MUTATING_UNLESS = {"batch_norm": ("training", 5, False), "instance_norm": ("use_input_stats", 5, False),
+                    "embedding": ("max_norm", 3, None)}
+
+
+def _mutates_by_argument(node, name: str) -> bool:
+    rule = _MUTATING_UNLESS.get(name)
+    if rule is None or node.op != "call_function":
+        return False
+    param, index, harmless = rule
+    if param in node.kwargs:
+        return node.kwargs[param] is not harmless
+    if index < len(node.args):
+        return node.args[index] is not harmless
+    try:
+        default = inspect.signature(node.target).parameters[param].default
+    except (TypeError, ValueError, KeyError):
+        return True
+    return default is not harmless
 
 
 #: words in the names of operations that draw from a random number generator

@@ -149,6 +149,29 @@ def test_resume_function_whose_graph_raises_runs_its_part_natively(counting, cap
     assert counting.graph_count == 2
 
 
+def test_break_inside_the_try_then_a_raising_graph_is_caught_by_the_users_handler(counting, capsys):
+    log = []
+
+    def f(x, i):
+        log.append("start")
+        y = x + 1
+        try:
+            print("inside the try")
+            log.append("after the break")
+            return y[i]
+        except IndexError:
+            log.append("caught")
+            return y.sum()
+
+    compiled = jit.compile(f, backend=counting)
+    for i in (torch.tensor(9), torch.tensor(1), torch.tensor(9)):
+        log.clear()
+        compare_printing(f, compiled, (torch.arange(3.0), i), capsys)
+        half = len(log) // 2
+        assert log[:half] == log[half:]
+    assert log[-1] == "caught"
+
+
 def test_graph_that_drew_random_numbers_leaves_the_generator_as_it_found_it(counting):
     def f(x, idx):
         noise = torch.randn(3)
@@ -235,5 +258,11 @@ def test_graph_is_pure_sees_every_way_of_writing_in_place():
         return x + 1
 
     assert not graph_is_pure(graph_of(sets_an_item))
+    stats = torch.zeros(3), torch.ones(3)
+    assert not graph_is_pure(graph_of(lambda x: F.batch_norm(x.expand(2, 3), *stats, training=True)))
+    assert graph_is_pure(graph_of(lambda x: F.batch_norm(x.expand(2, 3), *stats)))
+    weight = torch.randn(5, 3)
+    assert not graph_is_pure(graph_of(lambda x: F.embedding(x.long(), weight, max_norm=1.0)))
+    assert graph_is_pure(graph_of(lambda x: F.embedding(x.long(), weight)))
     assert not graph_uses_rng(graph_of(lambda x: x * 2))
     assert graph_uses_rng(graph_of(lambda x: F.dropout(x, 0.5) + torch.rand_like(x)))
