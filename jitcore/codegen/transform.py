@@ -16,7 +16,8 @@ import torch
 
 from jitcore.capture.values.base import Value
 
-__all__ = ["EntryCodegen", "build_entry", "graph_is_pure", "graph_uses_rng", "RngState", "safe_names"]
+__all__ = ["EntryCodegen", "InputSnapshot", "build_entry", "graph_is_pure", "graph_uses_rng", "mutated_inputs",
+           "RngState", "safe_names"]
 
 _LITERAL_TYPES = (int, bool, str, bytes, type(None))
 
@@ -130,17 +131,25 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
         cg.outputs = {id(tv.node): i for i, tv in enumerate(captured.outputs)}
         # inputs the guards pin by identity (module parameters and buffers) are passed as the objects themselves
         pinned = pinned or {}
-        inputs = ", ".join(cg.constant_object(pinned[source], "param") if source in pinned else source.emit(cg)
-                           for source in captured.input_sources)
-        if on_raise is not None and graph_is_pure(captured.gm):
+        loads = [cg.constant_object(pinned[source], "param") if source in pinned else source.emit(cg)
+                 for source in captured.input_sources]
+        inputs = ", ".join(loads)
+        mutated = [] if graph_is_pure(captured.gm) else mutated_inputs(captured.gm)
+        if on_raise is not None and mutated is not None:
             cg.namespace["___on_raise"] = on_raise
             rng = graph_uses_rng(captured.gm)
+            if mutated:
+                cg.namespace["___InputSnapshot"] = InputSnapshot
+                lines.append(f"    ___snap = ___InputSnapshot(({''.join(loads[i] + ', ' for i in mutated)}))")
             if rng:
                 cg.namespace["___RngState"] = RngState
                 lines.append("    ___rng = ___RngState()")
             lines.append("    try:")
             lines.append(f"        ___out = ___graph({inputs})")
             lines.append("    except Exception as ___e:")
+            if mutated:
+                lines.append("        if not ___snap.restore():")
+                lines.append("            raise")
             if rng:
                 lines.append("        ___rng.restore()")
             lines.append("        return ___on_raise(___e)")
@@ -183,8 +192,11 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
 # `RngState`), can be abandoned: the entry returns FALLTHROUGH and the frame runs natively from its start, which
 # is exactly Python's behaviour (the side effects before the error happen, the user's `try` sees it, the
 # exception is Python's own, with its traceback). A resume function has its own entry: the same rule restarts it
-# from its own start, which is where the original frame was. A graph that mutates an input in place raises as it
-# did before (documented in docs/semantics.md, group "exceptions").
+# from its own start, which is where the original frame was. A graph that mutates inputs in place can be abandoned
+# too when their values can be put back: the entry copies the inputs it may write (`mutated_inputs`) before the
+# call and writes them back when it raised (`InputSnapshot`), unless one requires grad (its autograd history
+# cannot be put back) or the graph changes an input's shape or storage (`resize_`, `set_`, `t_` ...); then the
+# exception reaches the caller as it comes.
 
 def graph_is_pure(gm) -> bool:
     """No node of the graph mutates a tensor in place (so running the frame again natively repeats nothing):
@@ -223,6 +235,9 @@ def _sets_inplace(node) -> bool:
 #: they do not): running statistics in training mode, an embedding renormalised to max_norm
 _MUTATING_UNLESS = {"batch_norm": ("training", 5, False), "instance_norm": ("use_input_stats", 5, False),
                     "embedding": ("max_norm", 3, None)}
+#: the arguments they write, by (name, position)
+_WRITTEN_ARGUMENTS = {"batch_norm": (("running_mean", 1), ("running_var", 2)),
+                      "instance_norm": (("running_mean", 1), ("running_var", 2)), "embedding": (("weight", 1),)}
 
 
 def _mutates_by_argument(node, name: str) -> bool:
@@ -239,6 +254,78 @@ def _mutates_by_argument(node, name: str) -> bool:
     except (TypeError, ValueError, KeyError):
         return True
     return default is not harmless
+
+
+#: in-place operations that change a tensor's metadata or storage, which a copy of its values cannot put back
+_METADATA_MUTATIONS = frozenset({"resize_", "resize_as_", "set_", "as_strided_", "transpose_", "t_", "squeeze_",
+                                 "unsqueeze_", "swapaxes_", "swapdims_", "detach_", "requires_grad_",
+                                 "share_memory_", "sparse_resize_", "sparse_resize_and_clear_", "retain_grad"})
+
+
+def mutated_inputs(gm):
+    """Indices of the graph inputs an in-place node may write (through any chain of ops: conservative), or None
+    when what the graph changes cannot be put back by copying values (metadata, module state)."""
+    placeholders = {node: i for i, node in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")}
+    written = []
+    for node in gm.graph.nodes:
+        if node.op == "call_module":
+            if not graph_is_pure_module(gm, node):
+                return None
+            continue
+        if node.op not in ("call_function", "call_method"):
+            continue
+        target = node.target
+        name = target if isinstance(target, str) else getattr(target, "__name__", "")
+        if name in _METADATA_MUTATIONS:
+            return None
+        if target is operator.setitem or (name.endswith("_") and not name.endswith("__")):
+            written.append(node.args[0] if node.args else None)
+        elif _mutates_by_argument(node, name):
+            args = (node.kwargs[param] if param in node.kwargs else node.args[index] if index < len(node.args)
+                    else None for param, index in _WRITTEN_ARGUMENTS[name])
+            written.extend(arg for arg in args if arg is not None)  # no running statistics: nothing written
+        elif "out" in node.kwargs or _sets_inplace(node):
+            written.extend(node.all_input_nodes)
+    found, todo, seen = set(), list(written), set()
+    while todo:
+        node = todo.pop()
+        if not isinstance(node, torch.fx.Node) or node.op == "get_attr":
+            return None  # a write to something that is not a graph input (a tensor the graph module holds)
+        if node in seen:
+            continue
+        seen.add(node)
+        if node in placeholders:
+            found.add(placeholders[node])
+        todo.extend(node.all_input_nodes)
+    return sorted(found)
+
+
+def graph_is_pure_module(gm, node) -> bool:
+    module = gm.get_submodule(node.target)
+    return not getattr(module, "inplace", False) and not any(True for _ in module.buffers())
+
+
+class InputSnapshot:
+    """Copies of the graph inputs it may write, taken before the call; `restore()` writes them back after the
+    graph raised and says whether that was possible (False: an input requires grad, so its autograd history
+    cannot be put back, or copying failed)."""
+
+    __slots__ = ("saved",)
+
+    def __init__(self, tensors):
+        tensors = [t for t in tensors if isinstance(t, torch.Tensor)]
+        try:
+            self.saved = None if any(t.requires_grad for t in tensors) else [(t, t.clone()) for t in tensors]
+        except Exception:
+            self.saved = None
+
+    def restore(self) -> bool:
+        if self.saved is None or any(t.requires_grad for t, _ in self.saved):
+            return False
+        with torch.no_grad():
+            for tensor, copy in self.saved:
+                tensor.copy_(copy)
+        return True
 
 
 #: words in the names of operations that draw from a random number generator

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 import jitcore as jit
-from jitcore.codegen.transform import graph_is_pure, graph_uses_rng
+from jitcore.codegen.transform import graph_is_pure, graph_uses_rng, mutated_inputs
 from jitcore.runtime.pipeline import GRAPH_RAISE_LIMIT
 from tests.breaks.helpers import compare_printing
 from tests.support import CountingBackend, assert_same
@@ -190,21 +190,87 @@ def test_graph_that_drew_random_numbers_leaves_the_generator_as_it_found_it(coun
     assert graph_uses_rng(counting.graphs[0])
 
 
-def test_graph_that_mutates_an_input_is_not_run_again(counting):
+def _mutates_then_indexes():
+    log = []
+
     def f(x, idx):
+        log.append("start")
         x.add_(1)
+        x[0] = x[0] * 3
+        try:
+            return x[idx]
+        except IndexError:
+            log.append("caught")
+            return x.sum()
+
+    return f, log
+
+
+@pytest.mark.parametrize("idx", [torch.tensor([5]), torch.tensor([1])])
+def test_graph_that_mutates_an_input_then_raises_puts_the_input_back_and_runs_natively(idx):
+    def check(fn, log, x):
+        results = [fn(x, idx) for _ in range(2)]
+        return results, x, list(log)
+
+    f, log = _mutates_then_indexes()
+    expected = check(f, log, torch.zeros(3))
+    f, log = _mutates_then_indexes()
+    assert_same(expected, check(jit.compile(f, backend=CountingBackend()), log, torch.zeros(3)))
+    f, log = _mutates_then_indexes()
+    jit.register(f)
+    try:
+        with jit.enabled(backend=CountingBackend()):
+            assert_same(expected, check(f, log, torch.zeros(3)))
+    finally:
+        jit.unregister(f)
+
+
+def test_running_statistics_are_updated_once_when_the_graph_raises(counting):
+    def make():
+        torch.manual_seed(0)
+        bn = torch.nn.BatchNorm1d(3)
+        log = []
+
+        def f(x, i):
+            y = bn(x)
+            log.append("normalised")
+            try:
+                return y[i]
+            except IndexError:
+                return y.sum()
+
+        return f, bn, log
+
+    x = torch.randn(4, 3)
+    f, bn, log = make()
+    expected = [f(x, torch.tensor(9)) for _ in range(2)], bn.running_mean, bn.num_batches_tracked, log
+    f, bn, log = make()
+    compiled = jit.compile(f, backend=counting)
+    assert_same(expected, ([compiled(x, torch.tensor(9)) for _ in range(2)], bn.running_mean,
+                           bn.num_batches_tracked, log))
+
+
+@pytest.mark.parametrize("case", ["requires_grad", "metadata"])
+def test_graph_whose_input_changes_cannot_be_put_back_raises_as_it_comes(counting, case):
+    def f(x, idx):
+        if case == "metadata":
+            x.t_()
+        else:
+            x.mul_(2)
         return x[idx]
 
+    def make_input():
+        base = torch.ones(2, 2, requires_grad=case == "requires_grad")
+        return base * 1 if case == "requires_grad" else base
+
     compiled = jit.compile(f, backend=counting)
-    x_eager, x_compiled = torch.zeros(3), torch.zeros(3)
-    for _ in range(2):
-        with pytest.raises(IndexError) as eager_error:
-            f(x_eager, torch.tensor([5]))
-        with pytest.raises(IndexError) as compiled_error:
-            compiled(x_compiled, torch.tensor([5]))
-        assert str(eager_error.value) == str(compiled_error.value)
-        assert_same(x_eager, x_compiled)
-    assert not graph_is_pure(counting.graphs[0])
+    x_eager, x_compiled = make_input(), make_input()
+    with pytest.raises(IndexError) as eager_error:
+        f(x_eager, torch.tensor([5]))
+    with pytest.raises(IndexError) as compiled_error:
+        compiled(x_compiled, torch.tensor([5]))
+    assert str(eager_error.value) == str(compiled_error.value)
+    assert_same(x_eager.detach(), x_compiled.detach())  # mutated once, not twice
 
 
 def test_an_entry_whose_graph_keeps_raising_runs_natively_after_the_limit():
@@ -266,3 +332,6 @@ def test_graph_is_pure_sees_every_way_of_writing_in_place():
     assert graph_is_pure(graph_of(lambda x: F.embedding(x.long(), weight)))
     assert not graph_uses_rng(graph_of(lambda x: x * 2))
     assert graph_uses_rng(graph_of(lambda x: F.dropout(x, 0.5) + torch.rand_like(x)))
+    assert mutated_inputs(graph_of(lambda x: x[torch.tensor([0])] + 1)) == []
+    assert mutated_inputs(graph_of(lambda x: (x * 2).mul_(2) + 1)) == [0]
+    assert mutated_inputs(graph_of(lambda x: x.t_() + 1)) is None
