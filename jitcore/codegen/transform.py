@@ -195,8 +195,8 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
 # from its own start, which is where the original frame was. A graph that mutates inputs in place can be abandoned
 # too when their values can be put back: the entry copies the inputs it may write (`mutated_inputs`) before the
 # call and writes them back when it raised (`InputSnapshot`), unless one requires grad (its autograd history
-# cannot be put back) or the graph changes an input's shape or storage (`resize_`, `set_`, `t_` ...); then the
-# exception reaches the caller as it comes.
+# cannot be put back), they are large (SNAPSHOT_LIMIT: the copy is paid on every call) or the graph changes an
+# input's shape or storage (`resize_`, `set_`, `t_` ...); then the exception reaches the caller as it comes.
 
 def graph_is_pure(gm) -> bool:
     """No node of the graph mutates a tensor in place (so running the frame again natively repeats nothing):
@@ -305,17 +305,25 @@ def graph_is_pure_module(gm, node) -> bool:
     return not getattr(module, "inplace", False) and not any(True for _ in module.buffers())
 
 
+#: the most elements an entry copies per call to be able to put its inputs back (a KV cache written in place is
+#: not copied on every call: such a graph raises as it comes)
+SNAPSHOT_LIMIT = 1 << 16
+
+
 class InputSnapshot:
     """Copies of the graph inputs it may write, taken before the call; `restore()` writes them back after the
     graph raised and says whether that was possible (False: an input requires grad, so its autograd history
-    cannot be put back, or copying failed)."""
+    cannot be put back; the inputs hold more than SNAPSHOT_LIMIT elements; copying failed)."""
 
     __slots__ = ("saved",)
 
     def __init__(self, tensors):
         tensors = [t for t in tensors if isinstance(t, torch.Tensor)]
+        self.saved = None
+        if any(t.requires_grad for t in tensors) or sum(t.numel() for t in tensors) > SNAPSHOT_LIMIT:
+            return
         try:
-            self.saved = None if any(t.requires_grad for t in tensors) else [(t, t.clone()) for t in tensors]
+            self.saved = [(t, t.clone()) for t in tensors]
         except Exception:
             self.saved = None
 

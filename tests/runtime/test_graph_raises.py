@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 import jitcore as jit
-from jitcore.codegen.transform import graph_is_pure, graph_uses_rng, mutated_inputs
+from jitcore.codegen.transform import SNAPSHOT_LIMIT, graph_is_pure, graph_uses_rng, mutated_inputs
 from jitcore.runtime.pipeline import GRAPH_RAISE_LIMIT
 from tests.breaks.helpers import compare_printing
 from tests.support import CountingBackend, assert_same
@@ -250,7 +250,7 @@ def test_running_statistics_are_updated_once_when_the_graph_raises(counting):
                            bn.num_batches_tracked, log))
 
 
-@pytest.mark.parametrize("case", ["requires_grad", "metadata"])
+@pytest.mark.parametrize("case", ["requires_grad", "metadata", "large"])
 def test_graph_whose_input_changes_cannot_be_put_back_raises_as_it_comes(counting, case):
     def f(x, idx):
         if case == "metadata":
@@ -260,15 +260,18 @@ def test_graph_whose_input_changes_cannot_be_put_back_raises_as_it_comes(countin
         return x[idx]
 
     def make_input():
+        if case == "large":
+            return torch.ones(SNAPSHOT_LIMIT + 1, 1)
         base = torch.ones(2, 2, requires_grad=case == "requires_grad")
         return base * 1 if case == "requires_grad" else base
 
     compiled = jit.compile(f, backend=counting)
     x_eager, x_compiled = make_input(), make_input()
+    idx = torch.tensor([SNAPSHOT_LIMIT + 5])
     with pytest.raises(IndexError) as eager_error:
-        f(x_eager, torch.tensor([5]))
+        f(x_eager, idx)
     with pytest.raises(IndexError) as compiled_error:
-        compiled(x_compiled, torch.tensor([5]))
+        compiled(x_compiled, idx)
     assert str(eager_error.value) == str(compiled_error.value)
     assert_same(x_eager.detach(), x_compiled.detach())  # mutated once, not twice
 
