@@ -5,6 +5,7 @@ import inspect
 import json
 import logging
 import posixpath
+import sys
 
 import pytest
 import torch
@@ -77,6 +78,12 @@ def test_jitcore_and_torch_tracing_queries_are_lookasides():
     assert first_rule(is_compiling).meaning is Meaning.LOOKASIDE
     assert first_rule(torch.compiler.is_compiling).meaning is Meaning.LOOKASIDE
     assert first_rule(inspect.signature).meaning is Meaning.LOOKASIDE
+
+
+def test_sys_exception_is_a_lookaside_that_declines_outside_traced_handlers():
+    assert _names(sys.exception)[0] == "sys.exception"
+    assert first_rule(sys.exception).meaning is Meaning.LOOKASIDE
+    assert list(rules_for(sys.exception))[1].meaning is Meaning.OPAQUE  # what answers when it declines: a break
 
 
 def test_builtins_torch_operators_and_tensor_methods():

@@ -287,6 +287,21 @@ def test_exc_info_and_exception_inside_and_outside_handlers():
     check_chaining(f, X, outer=LookupError("outer"))
 
 
+def test_sys_exception_inside_a_traced_handler_is_the_handled_exception_in_one_graph():
+    def f(x):
+        try:
+            try:
+                raise ValueError("a")
+            except ValueError:
+                inner = sys.exception()
+                raise KeyError("b")
+        except KeyError:
+            return x + 1, inner, sys.exception(), sys.exception().__context__ is inner
+
+    assert check_chaining(f, X, graphs=1)[1][1][3] is True
+    check_chaining(f, X, outer=LookupError("outer"))
+
+
 def test_generator_throw_behaves_as_python():
     def f(x, caught):
         def g():

@@ -16,6 +16,7 @@ import types
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value, NOT_CONSTANT
+from jitcore.capture.values.call_rules import KNOWN_CALLABLE, CallRule, Meaning, register_callable
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.objects import ClassValue
 from jitcore.capture.values.sequence import TupleValue
@@ -266,3 +267,14 @@ def matches(state, exc, classinfo) -> bool:
         raise GraphBreak.raises(TypeError, "catching classes that do not inherit from BaseException "
                                            "is not allowed")
     return issubclass(exc.cls, classes)
+
+
+def _sys_exception(state, fn, args, kwargs):
+    """`sys.exception()` inside a traced handler is the exception it handles; elsewhere it is what the caller
+    handles, read in Python (the rule declines and the call breaks the graph)."""
+    if args or kwargs or not state.ctx.exc_stack:
+        return NotImplemented
+    return state.ctx.exc_stack[-1]
+
+
+register_callable(sys.exception, KNOWN_CALLABLE, CallRule("sys.exception", Meaning.LOOKASIDE, _sys_exception))
