@@ -226,7 +226,7 @@ def _sets_inplace(node) -> bool:
     try:
         params = list(inspect.signature(node.target).parameters)
     except (TypeError, ValueError):
-        return True  # a builtin we cannot read: a True passed positionally may mean in place
+        return False  # a builtin without a signature: its in-place variants are the ones named with `_`
     return "inplace" in params and params.index("inplace") < len(node.args) and \
         node.args[params.index("inplace")] is not False
 
