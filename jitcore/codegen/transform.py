@@ -135,7 +135,13 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
                  for source in captured.input_sources]
         inputs = ", ".join(loads)
         mutated = [] if graph_is_pure(captured.gm) else mutated_inputs(captured.gm)
-        if on_raise is not None and mutated is not None:
+        sets_grad, sets_other = _global_state_nodes(captured.gm)
+        if sets_grad:
+            # a grad-mode region left by the exception: Python's `with` puts the mode back on its way out
+            cg.namespace["___is_grad_enabled"] = torch.is_grad_enabled
+            cg.namespace["___set_grad_enabled"] = torch._C._set_grad_enabled
+            lines.append("    ___grad = ___is_grad_enabled()")
+        if on_raise is not None and mutated is not None and not sets_other:
             cg.namespace["___on_raise"] = on_raise
             rng = graph_uses_rng(captured.gm)
             if mutated:
@@ -147,12 +153,20 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
             lines.append("    try:")
             lines.append(f"        ___out = ___graph({inputs})")
             lines.append("    except Exception as ___e:")
+            if sets_grad:
+                lines.append("        ___set_grad_enabled(___grad)")
             if mutated:
                 lines.append("        if not ___snap.restore():")
                 lines.append("            raise")
             if rng:
                 lines.append("        ___rng.restore()")
             lines.append("        return ___on_raise(___e)")
+        elif sets_grad:
+            lines.append("    try:")
+            lines.append(f"        ___out = ___graph({inputs})")
+            lines.append("    except BaseException:")
+            lines.append("        ___set_grad_enabled(___grad)")
+            lines.append("        raise")
         else:
             lines.append(f"    ___out = ___graph({inputs})")
     replay = captured.ctx.side_effects.emit(cg) if captured.ctx.side_effects else []
@@ -197,6 +211,27 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
 # call and writes them back when it raised (`InputSnapshot`), unless one requires grad (its autograd history
 # cannot be put back), they are large (SNAPSHOT_LIMIT: the copy is paid on every call) or the graph changes an
 # input's shape or storage (`resize_`, `set_`, `t_` ...); then the exception reaches the caller as it comes.
+# Global state a graph changes for a region (grad mode) is put back first, as the `with` would on its way out;
+# a graph with autocast regions is not abandoned (their state cannot be put back from here).
+
+def _global_state_nodes(gm) -> tuple:
+    """(sets grad mode, changes other global state: autocast) for the graph's nodes run for their effect."""
+    grad = other = False
+    if gm is None:
+        return grad, other
+    for node in gm.graph.nodes:
+        if node.op != "call_function":
+            continue
+        if node.target is torch._C._set_grad_enabled:
+            grad = True
+        elif node.target in _OTHER_GLOBAL_STATE:
+            other = True
+    return grad, other
+
+
+#: effects on global state that the entry cannot put back when the graph raises (autocast regions)
+_OTHER_GLOBAL_STATE = (torch.amp.autocast_mode._enter_autocast, torch.amp.autocast_mode._exit_autocast)
+
 
 def graph_is_pure(gm) -> bool:
     """No node of the graph mutates a tensor in place (so running the frame again natively repeats nothing):
@@ -330,9 +365,12 @@ class InputSnapshot:
     def restore(self) -> bool:
         if self.saved is None or any(t.requires_grad for t, _ in self.saved):
             return False
-        with torch.no_grad():
-            for tensor, copy in self.saved:
-                tensor.copy_(copy)
+        try:
+            with torch.no_grad():
+                for tensor, copy in self.saved:
+                    tensor.copy_(copy)
+        except Exception:
+            return False  # an inference tensor outside inference mode: the graph's error goes on as it came
         return True
 
 

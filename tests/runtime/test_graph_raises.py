@@ -338,3 +338,29 @@ def test_graph_is_pure_sees_every_way_of_writing_in_place():
     assert mutated_inputs(graph_of(lambda x: x[torch.tensor([0])] + 1)) == []
     assert mutated_inputs(graph_of(lambda x: (x * 2).mul_(2) + 1)) == [0]
     assert mutated_inputs(graph_of(lambda x: x.t_() + 1)) is None
+
+
+def test_grad_mode_region_left_by_a_graph_error_is_closed_as_python_does(counting):
+    def caught(x, i):
+        try:
+            with torch.no_grad():
+                y = x[i] * 2
+            return y
+        except IndexError:
+            return (x * 2).sum()
+
+    def escapes(x, i):
+        with torch.no_grad():
+            return x[i] * 2
+
+    x = torch.ones(3, requires_grad=True)
+    compiled = jit.compile(caught, backend=counting)
+    for _ in range(2):
+        expected, actual = caught(x, torch.tensor(7)), compiled(x, torch.tensor(7))
+        assert_same(expected.detach(), actual.detach())
+        assert actual.requires_grad == expected.requires_grad and torch.is_grad_enabled()
+    compiled = jit.compile(escapes, backend=counting)
+    for _ in range(2):
+        with pytest.raises(IndexError):
+            compiled(x, torch.tensor(7))
+        assert torch.is_grad_enabled()
