@@ -14,6 +14,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.side_effects import DELETED
 from jitcore.capture.values.base import Value, NOT_CONSTANT, KnownObjectValue
 from jitcore.capture.values.call_rules import CallRule, Meaning, KNOWN_CALLABLE, register_callable, call
+from jitcore.capture.values.compare import compare_containers
 from jitcore.capture.values.constant import ConstantValue, const, fold
 from jitcore.capture.values.partial import PartialValue
 from jitcore.capture.values.generator import is_lazy, LazyIteratorValue
@@ -83,6 +84,8 @@ def apply_binary(state, op: str, a: Value, b: Value) -> Value:
         plain = op[1:] if op[1:] in _BINOPS else op[1:] + "_"
         if plain in _BINOPS:
             return apply_binary(state, plain, a, b)
+    if result is NotImplemented and op in _COMPARISONS:
+        result = compare_containers(state, op, a, b, apply_binary)
     if result is NotImplemented:
         if op in ("eq", "ne"):
             ca, cb = a.constant(), b.constant()
@@ -104,6 +107,7 @@ def _compares_by_identity(obj) -> bool:
     return type(obj).__eq__ is object.__eq__ and type(obj).__ne__ is object.__ne__
 
 
+_COMPARISONS = frozenset({"lt", "le", "eq", "ne", "gt", "ge"})
 _BINOPS = frozenset({"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and_", "or_", "xor",
                      "lshift", "rshift"})
 
