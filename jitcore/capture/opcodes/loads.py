@@ -5,6 +5,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.opcodes.registry import opcode
 from jitcore.capture.values import NULL, const
 from jitcore.capture.values.cells import CellBox
+from jitcore.capture.values.dunders import attribute
 from jitcore.capture.values.super_lookup import super_attribute
 
 
@@ -55,7 +56,7 @@ def store_global(state, inst, value):
 @opcode("LOAD_ATTR", signature="owner -- method if (oparg & 1), attr")
 def load_attr(state, inst, owner):
     """The method form (oparg & 1) pushes NULL and the bound attribute, which CALL treats like [meth, self]."""
-    attr = owner.getattr(state, inst.argval)
+    attr = attribute(state, owner, inst.argval)
     return (NULL, attr) if inst.arg & 1 else attr
 
 

@@ -37,6 +37,8 @@ class Value:
     """
 
     __slots__ = ("source",)
+    #: its dunder methods are its builtin type's slots, unless the type overrides them (values/dunders.py)
+    builtin_dunders = False
 
     #: a value made while tracing that must stay one object when rebuilt (a list, dict, set, new object): codegen
     #: loads it once into a temporary so that two references to it rebuild as one object

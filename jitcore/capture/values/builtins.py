@@ -16,6 +16,7 @@ from jitcore.capture.values.base import Value, NOT_CONSTANT, KnownObjectValue
 from jitcore.capture.values.call_rules import CallRule, Meaning, KNOWN_CALLABLE, register_callable, call
 from jitcore.capture.values.compare import compare_containers
 from jitcore.capture.values.constant import ConstantValue, const, fold
+from jitcore.capture.values.dunders import attribute
 from jitcore.capture.values.partial import PartialValue
 from jitcore.capture.values.generator import is_lazy, LazyIteratorValue
 from jitcore.capture.values.iter_adapters import EnumerateValue, ZipValue
@@ -271,7 +272,7 @@ def _getattr(state, obj, name, *default):
     if default:
         if not obj.has_attr(state, n):
             return default[0]
-    return obj.getattr(state, n)
+    return attribute(state, obj, n)
 
 
 @_rule(vars)

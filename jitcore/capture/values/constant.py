@@ -47,6 +47,7 @@ def fold(state, fn, *args, **kwargs):
 
 class ConstantValue(Value):
     __slots__ = ("value",)
+    builtin_dunders = True
 
     def __init__(self, value, source=None):
         super().__init__(source)

@@ -60,6 +60,7 @@ class DictValue(Value):
     __slots__ = ("items", "dict_type")
     needs_identity = True
     has_builtin_methods = True
+    builtin_dunders = True
 
     def __init__(self, items: dict, source=None, dict_type=dict):
         super().__init__(source)

@@ -35,6 +35,7 @@ class SequenceValue(Value):
 
     __slots__ = ("items",)
     container = tuple
+    builtin_dunders = True
     #: method names call_method models
     methods = frozenset({"index", "count"})
 
@@ -81,10 +82,14 @@ class SequenceValue(Value):
         found = self.constant()
         iv = item.constant()
         if found is NOT_CONSTANT or iv is NOT_CONSTANT:
-            items = self.sequence_items()
-            if item.is_tensor() or any(v.is_tensor() for v in items):
-                raise GraphBreak("data_dependent", "`in` compares tensors by value")
-            return const(any(_same(v, item) for v in items))
+            # item by item, identity first (PySequence_Contains -> PyObject_RichCompare's `is` shortcut): the
+            # first identical item answers before a tensor item would have to be compared by value
+            for v in self.sequence_items():
+                if _same(v, item):
+                    return const(True)
+                if item.is_tensor() or v.is_tensor():
+                    raise GraphBreak("data_dependent", "`in` compares tensors by value")
+            return const(False)
         return const(iv in found)
 
     def binary_op(self, state, op, other, reflected):
@@ -295,11 +300,13 @@ class ListValue(SequenceValue):
             self.realize().extend(other.iterate(state))
             return self
         if op == "imul" and not reflected:
+            # list.__imul__ repeats the list in place (listobject.c list_inplace_repeat) and returns it
             n = other.constant()
-            if type(n) is not int:
+            if type(n) not in (int, bool):
                 return NotImplemented
             self._mutable(state, "*=")
-            self.items[:] = self.items * n
+            items = self.realize()
+            items[:] = items * n
             return self
         return super().binary_op(state, op, other, reflected)
 

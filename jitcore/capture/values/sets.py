@@ -36,6 +36,7 @@ class SetValue(Value):
 
     __slots__ = ("members", "set_type", "popped", "order_known")
     needs_identity = True
+    builtin_dunders = True
 
     def __init__(self, members, source=None, set_type=set, state=None):
         super().__init__(source)
