@@ -18,6 +18,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import ItemSource, AttrSource
 from jitcore.capture.values import constructors, torch_rules  # noqa: F401 (they register their call rules)
 from jitcore.capture.values import sets  # noqa: F401 (it registers set and frozenset with const())
+from jitcore.capture.values import dunders, itertools_rules  # noqa: F401 (they register their call rules)
 from jitcore.capture.values.base import Value, NOT_CONSTANT, NULL, NullValue
 from jitcore.capture.values.builtins import BuiltinValue
 from jitcore.capture.values.call_rules import Meaning, first_rule
@@ -114,6 +115,10 @@ def _wrap_callable(state, value, source):
     if rule.meaning in (Meaning.LOOKASIDE, Meaning.GRAPH):
         return _CALLABLE_KINDS[rule.meaning](value, source)
     owner = getattr(value, "__self__", None)
+    if type(value) is types.BuiltinMethodType and isinstance(owner, type):
+        # a C classmethod read from its class (dict.fromkeys) is a new object on every read, equal to the last
+        _guard(state, source, EqualsMatch(value))
+        return _CALLABLE_KINDS.get(rule.meaning, OpaqueValue)(value, source)
     if owner is not None and not isinstance(owner, (types.ModuleType, type)):
         # a builtin method bound to an instance is a fresh object on every read: identity never matches
         _guard(state, source, TypeMatch(type(value)))

@@ -103,7 +103,7 @@ def claims() -> list:
 def rules_for(fn):
     """The rules that claim fn, highest priority first; at one priority identity, then type, then predicates."""
     try:
-        own = _BY_CALLABLE.get(fn, {})
+        own = _BY_CALLABLE.get(_claimed_as(fn), {})
     except TypeError:  # an unhashable callable (an instance with __call__ and __eq__) has no identity claim
         own = {}
     typed = _BY_TYPE.get(type(fn), {})
@@ -118,6 +118,18 @@ def rules_for(fn):
             yield rule
     for _, _, rule in tables[index:]:
         yield rule
+
+
+def _claimed_as(fn):
+    """What a callable is claimed by: a C classmethod read from its class (`dict.fromkeys`,
+    `itertools.chain.from_iterable`) is a new bound method on every read, so it is claimed by the descriptor in the
+    class that defines it; its handler finds the class in `fn.__self__`."""
+    if type(fn) is types.BuiltinMethodType and isinstance(fn.__self__, type):
+        for klass in fn.__self__.__mro__:
+            descriptor = vars(klass).get(fn.__name__)
+            if descriptor is not None:
+                return descriptor if type(descriptor) is types.ClassMethodDescriptorType else fn
+    return fn
 
 
 def first_rule(fn) -> CallRule | None:
