@@ -7,6 +7,7 @@ installs the guard that the kind relies on (a tensor's metadata, a constant's va
 """
 from __future__ import annotations
 
+import collections
 import enum
 import functools
 import types
@@ -19,6 +20,7 @@ from jitcore.capture.sources import ItemSource, AttrSource
 from jitcore.capture.values import constructors, torch_rules  # noqa: F401 (they register their call rules)
 from jitcore.capture.values import sets  # noqa: F401 (it registers set and frozenset with const())
 from jitcore.capture.values import dunders, itertools_rules  # noqa: F401 (they register their call rules)
+from jitcore.capture.values.collections_kinds import OrderedDictValue, DefaultDictValue
 from jitcore.capture.values.base import Value, NOT_CONSTANT, NULL, NullValue
 from jitcore.capture.values.builtins import BuiltinValue
 from jitcore.capture.values.call_rules import Meaning, first_rule
@@ -93,6 +95,13 @@ def _wrap_dict(state, value, source):
     _guard(state, source, TypeMatch(type(value)))
     _guard(state, source, DictKeysMatch(keys))
     items = {k: wrap(state, v, ItemSource(source, k) if source is not None else None) for k, v in value.items()}
+    if type(value) is collections.OrderedDict:
+        return OrderedDictValue(items, source)
+    if type(value) is collections.defaultdict:
+        factory = value.default_factory
+        factory_source = AttrSource(source, "default_factory") if source is not None else None
+        _guard(state, factory_source, IdMatch(factory))  # a missing key calls it: which one is relied on
+        return DefaultDictValue(items, None if factory is None else wrap(state, factory, factory_source), source)
     if source is not None and type(value) is not dict and type(getattr(value, "__dict__", None)) is dict:
         return DictObjectValue(value, items, source)
     return DictValue(items, source, dict_type=type(value))

@@ -14,7 +14,7 @@ import collections
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.mapping import DictValue
-from jitcore.capture.values.sequence import SequenceValue, TupleValue
+from jitcore.capture.values.sequence import SequenceValue
 
 __all__ = ["compare_containers", "ORDERINGS"]
 
@@ -26,7 +26,7 @@ _LENGTHS = {"lt": int.__lt__, "le": int.__le__, "gt": int.__gt__, "ge": int.__ge
 def _family(value):
     """list or tuple for a sequence value, dict for a dict value, else None."""
     if isinstance(value, SequenceValue):
-        return tuple if isinstance(value, TupleValue) else list
+        return value.container  # tuple, list or deque: each compares only with its own kind
     if isinstance(value, DictValue):
         return dict
     return None

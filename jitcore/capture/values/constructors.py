@@ -94,6 +94,19 @@ def _unmodelled(state, cls, args, kwargs):
     raise GraphBreak("unsupported_call", f"creating a {getattr(cls, '__qualname__', cls)} object")
 
 
+def _tuple_new(state, fn, args, kwargs):
+    """tuple.__new__(cls, iterable=()): a namedtuple's _make and __new__ build their tuple with it."""
+    if kwargs or not 1 <= len(args) <= 2:
+        return NotImplemented
+    cls = args[0].constant()
+    if not _is_namedtuple(cls) and cls is not tuple:
+        return NotImplemented
+    items = args[1].iterate(state) if len(args) == 2 else []
+    return TupleValue(items, tuple_type=None if cls is tuple else cls)
+
+
+register_callable(tuple.__new__, KNOWN_CALLABLE, CallRule("tuple.__new__", Meaning.BUILTIN, _tuple_new))
+
 _REGION = CallRule("grad-mode or autocast region", Meaning.CONSTRUCT, _region)
 for _cls in REGION_CLASSES:
     register_callable(_cls, KNOWN_CALLABLE, _REGION)

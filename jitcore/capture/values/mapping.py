@@ -129,8 +129,22 @@ class DictValue(Value):
     def getitem(self, state, key):
         k = _key(state, key)
         if k not in self.items:
+            missing = self._missing_hook()
+            if missing is not None:
+                # dict_subscript: a subclass's __missing__ answers a missing key (Counter's 0)
+                return state.inline_call(missing, [self, key], {})
             raise GraphBreak.raises(KeyError, f"{k!r}")
         return self.items[k]
+
+    def _missing_hook(self):
+        """A dict subclass's Python __missing__, else None."""
+        if self.dict_type is dict:
+            return None
+        for klass in self.dict_type.__mro__:
+            found = klass.__dict__.get("__missing__")
+            if found is not None:
+                return found if isinstance(found, types.FunctionType) else None
+        return None
 
     def contains(self, state, item):
         return const(_key(state, item) in self.items)
