@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from jitcore.capture.opcodes.registry import opcode
 from jitcore.capture.values.function import NestedFunctionValue
+from jitcore.capture.values.mapping import DictValue
 
 
 @opcode("MAKE_FUNCTION", signature="defaults if (oparg & 0x01), kwdefaults if (oparg & 0x02), "
@@ -14,4 +15,11 @@ def make_function(state, inst, defaults, kwdefaults, annotations, closure, codeo
         defaults=defaults.iterate(state) if defaults is not None else [],
         kwdefaults=dict(kwdefaults.items) if kwdefaults is not None else {},
         closure=list(closure.items) if closure is not None else [],
-        qualname=code.co_qualname)
+        qualname=code.co_qualname,
+        annotations=None if annotations is None else _annotations(state, annotations))
+
+
+def _annotations(state, pairs):
+    """MAKE_FUNCTION's annotations tuple (name, value, name, value ...) as the function's __annotations__."""
+    flat = pairs.iterate(state)
+    return DictValue({flat[i].constant(): flat[i + 1] for i in range(0, len(flat), 2)})

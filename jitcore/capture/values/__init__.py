@@ -19,7 +19,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import ItemSource, AttrSource
 from jitcore.capture.values import constructors, torch_rules  # noqa: F401 (they register their call rules)
 from jitcore.capture.values import sets  # noqa: F401 (it registers set and frozenset with const())
-from jitcore.capture.values import dunders, itertools_rules  # noqa: F401 (they register their call rules)
+from jitcore.capture.values import dunders, getters, itertools_rules  # noqa: F401 (they register call rules)
 from jitcore.capture.values.collections_kinds import OrderedDictValue, DefaultDictValue
 from jitcore.capture.values.base import Value, NOT_CONSTANT, NULL, NullValue
 from jitcore.capture.values.builtins import BuiltinValue

@@ -478,8 +478,12 @@ def _number(state, *args, **kwargs):
 
 @_rule(callable)
 def _callable(state, obj):
-    return const(callable(obj.python_type()) and hasattr(obj.python_type(), "__call__")
-                 if identity(obj) is None else callable(identity(obj)))
+    # a constant answers for itself (callable(None) is False); otherwise the object, else its type's __call__
+    c = obj.constant()
+    if c is not NOT_CONSTANT:
+        return const(callable(c))
+    real = identity(obj)
+    return const(callable(real) if real is not None else hasattr(obj.python_type(), "__call__"))
 
 
 @_rule(print)

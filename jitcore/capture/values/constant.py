@@ -31,6 +31,7 @@ _PURE_METHODS = {
     torch.Size: {"numel", "index", "count", "__len__"},
     torch.dtype: {"to_real", "to_complex"},
     range: {"index", "count"},
+    slice: {"indices"},
     types.MappingProxyType: {"keys", "values", "items", "get", "__len__", "__contains__", "__getitem__"},
     inspect.Signature: {"replace"},
     inspect.Parameter: {"replace"},

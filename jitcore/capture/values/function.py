@@ -13,6 +13,8 @@ from jitcore.capture.values.base import Value, KnownObjectValue
 from jitcore.capture.values.call_rules import call
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.wrapping import wrap
+from jitcore.capture.values.mapping import DictValue
+from jitcore.capture.values.sequence import TupleValue
 
 __all__ = ["LookasideValue", "UserFunctionValue", "TorchFunctionValue", "UserMethodValue", "NestedFunctionValue"]
 
@@ -52,9 +54,10 @@ class UserFunctionValue(KnownObjectValue):
 class NestedFunctionValue(Value):
     """A function made by MAKE_FUNCTION inside the captured code: code, defaults and closure cells as values."""
 
-    __slots__ = ("code", "globals", "defaults", "kwdefaults", "closure", "qualname")
+    __slots__ = ("code", "globals", "defaults", "kwdefaults", "closure", "qualname", "attrs",
+                 "annotations")
 
-    def __init__(self, code, fn_globals, defaults, kwdefaults, closure, qualname):
+    def __init__(self, code, fn_globals, defaults, kwdefaults, closure, qualname, annotations=None):
         super().__init__(None)
         self.code = code
         self.globals = fn_globals
@@ -62,14 +65,41 @@ class NestedFunctionValue(Value):
         self.kwdefaults = kwdefaults
         self.closure = closure
         self.qualname = qualname
+        #: attributes set on the function while tracing (functools.update_wrapper's __wrapped__, __name__ ...)
+        self.attrs = {}
+        #: the __annotations__ dict's value (MAKE_FUNCTION's, or made empty on the first read, as CPython does)
+        self.annotations = annotations
 
     def python_type(self):
         return types.FunctionType
 
     def getattr(self, state, name):
+        if name in self.attrs:
+            return self.attrs[name]
         if name in ("__name__", "__qualname__"):
             return const(self.code.co_name if name == "__name__" else self.qualname)
+        if name == "__module__":
+            return const(self.globals.get("__name__"))
+        if name == "__doc__":
+            # the compiler makes a function's first constant its docstring, or None when it has none (3.12)
+            first = self.code.co_consts[0] if self.code.co_consts else None
+            return const(first if isinstance(first, str) else None)
+        if name == "__dict__":
+            return DictValue(self.attrs)  # shares the attribute storage, as a function's __dict__ does
+        if name == "__type_params__":
+            return const(())  # a generic function's are set by an intrinsic jitcore does not model
+        if name == "__code__":
+            return const(self.code)
+        if name == "__defaults__":
+            return TupleValue(self.defaults) if self.defaults else const(None)
+        if name == "__annotations__":
+            if self.annotations is None:
+                self.annotations = DictValue({})
+            return self.annotations
         return super().getattr(state, name)
+
+    def setattr(self, state, name, value):
+        self.attrs[name] = value  # made while tracing: nothing outside has seen it yet
 
     def call(self, state, args, kwargs):
         return state.inline_nested(self, args, kwargs)
@@ -78,6 +108,8 @@ class NestedFunctionValue(Value):
         return [*self.defaults, *self.kwdefaults.values()]
 
     def reconstruct(self, codegen):
+        if self.attrs or (self.annotations is not None and self.annotations.items):
+            raise GraphBreak("unsupported_output", "rebuilding a function made inside with attributes set on it")
         if self.closure:
             raise GraphBreak("unsupported_output", "rebuilding a closure made inside the function")
         make = codegen.constant_object(types.FunctionType, "FunctionType")
