@@ -8,6 +8,7 @@ Entry points: `CountingBackend`, `Args`, `assert_same`, `compare_call`, `check_a
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Callable
 from typing import Any
 
@@ -122,8 +123,11 @@ def clone_inputs(value: Any, _memo: dict[int, Any] | None = None) -> Any:
         copy = value.detach().clone().requires_grad_(value.requires_grad)
     elif type(value) in (tuple, list):
         copy = type(value)(clone_inputs(item, memo) for item in value)
-    elif type(value) is dict:
-        copy = {key: clone_inputs(item, memo) for key, item in value.items()}
+    elif type(value) in (dict, collections.OrderedDict):
+        copy = type(value)((key, clone_inputs(item, memo)) for key, item in value.items())
+    elif type(value) is collections.defaultdict:
+        copy = collections.defaultdict(value.default_factory,
+                                       {key: clone_inputs(item, memo) for key, item in value.items()})
     elif isinstance(value, Args):
         copy = Args(*clone_inputs(value.args, memo), **clone_inputs(value.kwargs, memo))
     else:

@@ -128,3 +128,23 @@ def test_marks_on_a_class_do_not_change_its_construction():
     allow_in_graph(Marked)
     mark_disabled(Marked)
     assert _names(Marked) == ["Python class", "class"]
+
+
+def test_breadth_rules_claim_itertools_collections_getters_and_slot_descriptors():
+    import collections
+    import functools
+    import itertools
+    import operator
+    import unittest
+
+    assert _names(itertools.chain)[0] == "itertools.chain"
+    assert _names(itertools.chain.from_iterable)[0] == "itertools.chain.from_iterable"  # a new bound method
+    assert _names(dict.fromkeys)[0] == "dict.fromkeys" and _names(collections.defaultdict.fromkeys)[0] == \
+        "dict.fromkeys"
+    assert _names(collections.OrderedDict)[0] == "collections.OrderedDict"
+    assert _names(collections.deque)[0] == "collections.deque"
+    assert _names(operator.itemgetter)[0] == "operator.itemgetter"
+    assert _names(functools._lru_cache_wrapper)[0] == "functools lru_cache"
+    assert _names(list.__getitem__)[0] == "list.__getitem__" and _names(int.__add__)[0] == "int.__add__"
+    assert _names(int.from_bytes)[0] == "int.from_bytes"
+    assert first_rule(unittest.TestCase.assertEqual).meaning is Meaning.INLINE

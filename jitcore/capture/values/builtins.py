@@ -308,6 +308,17 @@ def _extreme(fn):
         """min/max over Python constants (also from an iterable: a generator expression, a list), computed now.
         Tensors compare by data, which is a break."""
         values = args[0].iterate(state) if len(args) == 1 else list(args)
+        key = kwargs.get("key")
+        if key is not None and key.constant() is not None and set(kwargs) <= {"key", "default"}:
+            # the key is called once per item, in order; the first item with the extreme key wins, as in Python
+            keys = [key.call(state, [v], {}).constant() for v in values]
+            if NOT_CONSTANT in keys:
+                return NotImplemented
+            if not values:
+                if "default" in kwargs:
+                    return kwargs["default"]
+                raise GraphBreak("user_exception", f"ValueError: {fn.__name__}() iterable argument is empty")
+            return values[fold(state, fn, range(len(values)), key=keys.__getitem__)]
         consts = [v.constant() for v in values]
         options = {k: v.constant() for k, v in kwargs.items()}
         if NOT_CONSTANT in consts or NOT_CONSTANT in options.values() or "key" in options:
@@ -493,3 +504,17 @@ def _print(state, *args, **kwargs):
 
 for _fn in _PURE - _HANDLED:
     _register(_fn, None)
+
+
+def _fold_classmethod(state, fn, args, kwargs):
+    """A pure C classmethod of a constant type (int.from_bytes, float.fromhex) on constants runs now."""
+    a = [v.constant() for v in args]
+    k = {n: v.constant() for n, v in kwargs.items()}
+    if NOT_CONSTANT in a or NOT_CONSTANT in k.values() or fn.__self__ not in (int, bool, float, bytes):
+        return NotImplemented
+    return const(fold(state, fn, *a, **k))
+
+
+for _tp, _name in ((int, "from_bytes"), (float, "fromhex"), (bytes, "fromhex")):
+    register_callable(vars(_tp)[_name], KNOWN_CALLABLE, CallRule(f"{_tp.__name__}.{_name}", Meaning.BUILTIN,
+                                                                 _fold_classmethod))

@@ -12,7 +12,7 @@ import types
 import torch
 
 from jitcore.capture.breaks import GraphBreak
-from jitcore.capture.values.base import NOT_CONSTANT
+from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.call_rules import (CallRule, Meaning, register_callable, register_predicate,
                                                KNOWN_CALLABLE, NAMEDTUPLE_CLASS, MODULE_CLASS, EXCEPTION_CLASS,
                                                DICT_CLASS, PLAIN_CLASS, BY_TYPE)
@@ -106,6 +106,30 @@ def _tuple_new(state, fn, args, kwargs):
 
 
 register_callable(tuple.__new__, KNOWN_CALLABLE, CallRule("tuple.__new__", Meaning.BUILTIN, _tuple_new))
+
+class BareObjectValue(Value):
+    """`object()` made while tracing (a sentinel): it only has its identity; it takes no attributes."""
+
+    __slots__ = ()
+
+    def python_type(self):
+        return object
+
+    def truth(self, state):
+        return True
+
+    def setattr(self, state, name, value):
+        raise GraphBreak("user_exception", f"AttributeError: 'object' object has no attribute '{name}'")
+
+    def reconstruct(self, codegen):
+        return f"{codegen.constant_object(object, 'type')}()"
+
+
+def _bare_object(state, cls, args, kwargs):
+    return BareObjectValue() if not args and not kwargs else NotImplemented
+
+
+register_callable(object, KNOWN_CALLABLE, CallRule("object", Meaning.CONSTRUCT, _bare_object))
 
 _REGION = CallRule("grad-mode or autocast region", Meaning.CONSTRUCT, _region)
 for _cls in REGION_CLASSES:

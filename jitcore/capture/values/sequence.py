@@ -346,10 +346,19 @@ class ListValue(SequenceValue):
                 else:
                     raise GraphBreak("user_exception", "list.remove(x): x not in list")
             elif name == "sort":
-                c = self.constant()
-                if c is NOT_CONSTANT or kwargs.get("key") is not None:
-                    raise GraphBreak("unsupported_value", "sorting a list of non-constants")
+                key = kwargs.get("key")
                 reverse = kwargs["reverse"].constant() if "reverse" in kwargs else False
+                if key is not None and key.constant() is not None:
+                    # the key is called once per item, in order; the items move by their keys (stable, as timsort)
+                    keys = [key.call(state, [item], {}).constant() for item in items]
+                    if NOT_CONSTANT in keys or type(reverse) is not bool:
+                        raise GraphBreak("unsupported_value", "sorting by keys that are not Python constants")
+                    order = fold(state, sorted, range(len(items)), key=keys.__getitem__, reverse=reverse)
+                    items[:] = [items[i] for i in order]
+                    return const(None)
+                c = self.constant()
+                if c is NOT_CONSTANT:
+                    raise GraphBreak("unsupported_value", "sorting a list of non-constants")
                 items[:] = [const(v) for v in sorted(c, reverse=reverse)]
             return const(None)
         if name == "copy" and not args:

@@ -27,7 +27,7 @@ __all__ = ["is_torch_operator"]
 #: standard-library modules whose Python functions are traced like user code (pure helpers, no I/O)
 _INLINED_STDLIB = frozenset({"functools", "dataclasses", "typing", "enum", "abc", "collections", "operator",
                              "copy", "numbers", "types", "contextlib", "math", "itertools", "string",
-                             "unittest"})
+                             "unittest", "heapq"})
 #: standard-library modules whose calls are reported as I/O
 _IO_STDLIB = frozenset({"logging", "io", "warnings", "pprint", "builtins", "sys", "traceback", "pickle", "json",
                         "csv", "shutil", "pathlib", "tempfile", "subprocess"})
