@@ -42,6 +42,10 @@ class UserFunctionValue(KnownObjectValue):
             if self.source is None:
                 return const(value) if name == "__code__" else wrap(state, value, None)
             return wrap(state, value, AttrSource(self.source, name))
+        if name in ("__dict__", "__annotations__", "__type_params__") and self.source is not None:
+            # functools.wraps copying them: read from the function, guarded (and a change replayed) like any dict
+            from jitcore.capture.values import wrap
+            return wrap(state, getattr(self.fn, name), AttrSource(self.source, name))
         return super().getattr(state, name)
 
     def call(self, state, args, kwargs):
