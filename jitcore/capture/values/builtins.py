@@ -317,7 +317,7 @@ def _extreme(fn):
             if not values:
                 if "default" in kwargs:
                     return kwargs["default"]
-                raise GraphBreak("user_exception", f"ValueError: {fn.__name__}() iterable argument is empty")
+                raise GraphBreak.raises(ValueError, f"{fn.__name__}() iterable argument is empty")
             return values[fold(state, fn, range(len(values)), key=keys.__getitem__)]
         consts = [v.constant() for v in values]
         options = {k: v.constant() for k, v in kwargs.items()}

@@ -48,7 +48,7 @@ class OrderedDictValue(_TypedDictValue):
             last = _flag(args[1] if len(args) == 2 else kwargs.get("last"))
             k = args[0].constant()
             if k not in self.items:
-                raise GraphBreak("user_exception", f"KeyError: {k!r}")
+                raise GraphBreak.raises(KeyError, f"{k!r}")
             self._mutable(state, "OrderedDict.move_to_end()")
             value = self.items.pop(k)
             self.items = {**self.items, k: value} if last else {k: value, **self.items}
@@ -56,7 +56,7 @@ class OrderedDictValue(_TypedDictValue):
         if name == "popitem" and len(args) <= 1 and set(kwargs) <= {"last"}:
             last = _flag(args[0] if args else kwargs.get("last"))
             if not self.items:
-                raise GraphBreak("user_exception", "KeyError: 'dictionary is empty'")
+                raise GraphBreak.raises(KeyError, "'dictionary is empty'")
             self._mutable(state, "OrderedDict.popitem()")
             k = next(reversed(self.items)) if last else next(iter(self.items))
             return TupleValue([const(k), self.items.pop(k)])
@@ -190,7 +190,7 @@ class DequeValue(ListValue):
 
     def getitem(self, state, key):
         if isinstance(key.constant(), slice):
-            raise GraphBreak("user_exception", "TypeError: sequence index must be integer, not 'slice'")
+            raise GraphBreak.raises(TypeError, "sequence index must be integer, not 'slice'")
         return super().getitem(state, key)
 
     def binary_op(self, state, op, other, reflected):
@@ -220,11 +220,11 @@ class DequeValue(ListValue):
             return const(None)
         if name == "popleft" and not args:
             if not items:
-                raise GraphBreak("user_exception", "IndexError: pop from an empty deque")
+                raise GraphBreak.raises(IndexError, "pop from an empty deque")
             return items.pop(0)
         if name == "pop" and not args:
             if not items:
-                raise GraphBreak("user_exception", "IndexError: pop from an empty deque")
+                raise GraphBreak.raises(IndexError, "pop from an empty deque")
             return items.pop()
         if name == "rotate" and len(args) <= 1:
             n = args[0].constant() if args else 1

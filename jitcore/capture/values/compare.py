@@ -60,17 +60,17 @@ def compare_containers(state, op: str, a, b, binary):
     if fa is not fb:
         if op in ("eq", "ne"):
             return const(op == "ne")
-        raise GraphBreak("user_exception", f"TypeError: '{ORDERINGS[op]}' not supported between instances of "
+        raise GraphBreak.raises(TypeError, f"'{ORDERINGS[op]}' not supported between instances of "
                                            f"'{a.python_type().__name__}' and '{b.python_type().__name__}'")
     if fa is dict:
         if op not in ("eq", "ne"):
-            raise GraphBreak("user_exception", f"TypeError: '{ORDERINGS[op]}' not supported between instances of "
+            raise GraphBreak.raises(TypeError, f"'{ORDERINGS[op]}' not supported between instances of "
                                                f"'{a.python_type().__name__}' and '{b.python_type().__name__}'")
         equal = _dicts_equal(state, a, b, binary)
         if equal and _ordered(a) and _ordered(b):
             equal = list(a.items) == list(b.items)  # OrderedDict == OrderedDict also compares the order
         return const(equal == (op == "eq"))
-    left, right = a.items, b.items
+    left, right = a.sequence_items(), b.sequence_items()
     if op in ("eq", "ne") and len(left) != len(right):
         return const(op == "ne")
     for x, y in zip(left, right):

@@ -119,7 +119,7 @@ class BareObjectValue(Value):
         return True
 
     def setattr(self, state, name, value):
-        raise GraphBreak("user_exception", f"AttributeError: 'object' object has no attribute '{name}'")
+        raise GraphBreak.raises(AttributeError, f"'object' object has no attribute '{name}'")
 
     def reconstruct(self, codegen):
         return f"{codegen.constant_object(object, 'type')}()"

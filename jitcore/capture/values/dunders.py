@@ -70,7 +70,7 @@ def _accepts(base: type, fn, other: Value) -> bool:
 def call_dunder(state, base: type, name: str, receiver: Value, args: list, kwargs: dict) -> Value:
     """`receiver.name(*args)` where name is builtin `base`'s slot: the operator or protocol it implements."""
     if kwargs:
-        raise GraphBreak("user_exception", f"TypeError: {base.__name__}.{name}() takes no keyword arguments")
+        raise GraphBreak.raises(TypeError, f"{base.__name__}.{name}() takes no keyword arguments")
     if name in _BINARY:
         fn, reflected = _BINARY[name]
         _arity(base, name, args, 1)
@@ -94,7 +94,7 @@ def call_dunder(state, base: type, name: str, receiver: Value, args: list, kwarg
 
 def _arity(base, name, args, wanted):
     if len(args) != wanted:
-        raise GraphBreak("user_exception", f"TypeError: expected {wanted} argument(s) for {base.__name__}.{name}, "
+        raise GraphBreak.raises(TypeError, f"expected {wanted} argument(s) for {base.__name__}.{name}, "
                                            f"got {len(args)}")
 
 

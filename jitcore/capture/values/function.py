@@ -13,7 +13,6 @@ from jitcore.capture.values.base import Value, KnownObjectValue
 from jitcore.capture.values.call_rules import call
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.wrapping import wrap
-from jitcore.capture.values.mapping import DictValue
 from jitcore.capture.values.sequence import TupleValue
 
 __all__ = ["LookasideValue", "UserFunctionValue", "TorchFunctionValue", "UserMethodValue", "NestedFunctionValue"]
@@ -44,7 +43,6 @@ class UserFunctionValue(KnownObjectValue):
             return wrap(state, value, AttrSource(self.source, name))
         if name in ("__dict__", "__annotations__", "__type_params__") and self.source is not None:
             # functools.wraps copying them: read from the function, guarded (and a change replayed) like any dict
-            from jitcore.capture.values import wrap
             return wrap(state, getattr(self.fn, name), AttrSource(self.source, name))
         return super().getattr(state, name)
 
@@ -69,8 +67,8 @@ class NestedFunctionValue(Value):
         self.kwdefaults = kwdefaults
         self.closure = closure
         self.qualname = qualname
-        #: attributes set on the function while tracing (functools.update_wrapper's __wrapped__, __name__ ...)
-        self.attrs = {}
+        #: the function's __dict__, a dict value: attributes set while tracing (update_wrapper's __wrapped__ ...)
+        self.attrs = const({})
         #: the __annotations__ dict's value (MAKE_FUNCTION's, or made empty on the first read, as CPython does)
         self.annotations = annotations
 
@@ -78,8 +76,8 @@ class NestedFunctionValue(Value):
         return types.FunctionType
 
     def getattr(self, state, name):
-        if name in self.attrs:
-            return self.attrs[name]
+        if name in self.attrs.items:
+            return self.attrs.items[name]
         if name in ("__name__", "__qualname__"):
             return const(self.code.co_name if name == "__name__" else self.qualname)
         if name == "__module__":
@@ -89,7 +87,7 @@ class NestedFunctionValue(Value):
             first = self.code.co_consts[0] if self.code.co_consts else None
             return const(first if isinstance(first, str) else None)
         if name == "__dict__":
-            return DictValue(self.attrs)  # shares the attribute storage, as a function's __dict__ does
+            return self.attrs
         if name == "__type_params__":
             return const(())  # a generic function's are set by an intrinsic jitcore does not model
         if name == "__code__":
@@ -98,12 +96,12 @@ class NestedFunctionValue(Value):
             return TupleValue(self.defaults) if self.defaults else const(None)
         if name == "__annotations__":
             if self.annotations is None:
-                self.annotations = DictValue({})
+                self.annotations = const({})
             return self.annotations
         return super().getattr(state, name)
 
     def setattr(self, state, name, value):
-        self.attrs[name] = value  # made while tracing: nothing outside has seen it yet
+        self.attrs.items[name] = value  # made while tracing: nothing outside has seen it yet
 
     def call(self, state, args, kwargs):
         return state.inline_nested(self, args, kwargs)
@@ -112,7 +110,7 @@ class NestedFunctionValue(Value):
         return [*self.defaults, *self.kwdefaults.values()]
 
     def reconstruct(self, codegen):
-        if self.attrs or (self.annotations is not None and self.annotations.items):
+        if self.attrs.items or (self.annotations is not None and self.annotations.items):
             raise GraphBreak("unsupported_output", "rebuilding a function made inside with attributes set on it")
         if self.closure:
             raise GraphBreak("unsupported_output", "rebuilding a closure made inside the function")

@@ -40,7 +40,7 @@ class GetterValue(Value):
 
     def call(self, state, args, kwargs):
         if len(args) != 1 or kwargs:
-            raise GraphBreak("user_exception", f"TypeError: {self.getter_type.__name__} expected 1 argument, "
+            raise GraphBreak.raises(TypeError, f"{self.getter_type.__name__} expected 1 argument, "
                                                f"got {len(args)}")
         target = args[0]
         if self.getter_type is operator.methodcaller:
@@ -121,7 +121,7 @@ def _key(value):
         try:
             hash(c)
         except TypeError as exc:
-            raise GraphBreak("user_exception", f"TypeError: {exc}") from None
+            raise GraphBreak.raises(TypeError, f"{exc}") from None
         return ("value", type(c), c)
     if value.is_tensor():
         return ("object", id(value))
