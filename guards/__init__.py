@@ -6,6 +6,7 @@ Entry points: GuardTree, the *Match checks, compile_tree -> GuardFunction (`.che
 """
 
 from guards.checks import (
+    ABSENT,
     Check,
     DictKeysMatch,
     EqualsMatch,
@@ -13,6 +14,7 @@ from guards.checks import (
     IdMatch,
     IntPredicateMatch,
     LengthMatch,
+    NamespaceEntryMatch,
     NoneMatch,
     NotNoneMatch,
     TypeMatch,
@@ -23,6 +25,7 @@ from guards.render import Namespace
 from guards.tree import GuardNode, GuardTree, count_checks
 
 __all__ = [
+    "ABSENT",
     "BatchIdentityMatch",
     "Check",
     "DictKeysMatch",
@@ -36,6 +39,7 @@ __all__ = [
     "IntPredicateMatch",
     "LengthMatch",
     "Namespace",
+    "NamespaceEntryMatch",
     "NoneMatch",
     "NotNoneMatch",
     "StorageOffsetMatch",

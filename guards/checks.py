@@ -4,7 +4,8 @@ Each check states its cost, renders its test as Python source for guards/compile
 guards.render.Namespace), and explains a failure as expected against got. Imports the standard library, torch
 and guards.render only; never jitcore or bytecode.
 Entry points: Check and its subclasses TypeMatch, IdMatch, EqualsMatch, NoneMatch, NotNoneMatch, LengthMatch,
-HasAttrMatch, DictKeysMatch, TensorMatch, GlobalStateMatch.
+HasAttrMatch, DictKeysMatch, NamespaceEntryMatch (root), TensorMatch, GlobalStateMatch; relations between values:
+Relation and its subclasses SameObject, DistinctObjects.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import torch
 from guards.render import Namespace, constant_source, distinct_type_names, literal, short_repr, type_name
 
 __all__ = [
+    "ABSENT",
     "Check",
     "DictKeysMatch",
     "EqualsMatch",
@@ -25,6 +27,7 @@ __all__ = [
     "IdMatch",
     "IntPredicateMatch",
     "LengthMatch",
+    "NamespaceEntryMatch",
     "NoneMatch",
     "NotNoneMatch",
     "TypeMatch",
@@ -40,6 +43,8 @@ class Check:
 
     __slots__ = ()
     cost: int = 5
+    #: the user's name for what a root check (one that reads no value) tests, in failures
+    root_name: str = "module state"
 
     def render(self, var: str, ns: Namespace) -> str:
         """A Python boolean expression testing the object bound to `var`; constants go into `ns`."""
@@ -444,3 +449,74 @@ class DictKeysMatch(Check):
 
     def _key(self) -> tuple:
         return (_value_key(self.keys),)
+
+
+ABSENT = type("Absent", (), {"__repr__": lambda self: "<absent>", "__slots__": ()})()
+
+
+class NamespaceEntryMatch(Check):
+    """A root check on one entry of a namespace held by the check: a module's globals dict or a class's
+    `__dict__` (a read-only proxy that stays live). `namespace[key] is expected`, or `key not in namespace` when
+    `expected` is ABSENT. Stands for a fact of name resolution capture relied on: a builtin not shadowed by a
+    global, a method or property found on the class that defines it and absent from the classes before it in the
+    MRO. `label` is the user's name of the entry (`G.len`, `Obj.w`), shown in failures.
+
+    The namespace is held strongly (a module's or a class's dict lives as long as its owner, like TypeMatch's
+    class); the expected object through a weak reference where it allows one, as IdMatch does.
+    """
+
+    __slots__ = ("namespace", "key", "label", "_owner_id", "_ref", "_strong", "_id", "_text")
+    cost = 2
+
+    def __init__(self, namespace, key: str, expected: object = ABSENT, label: str | None = None,
+                 owner: object = None) -> None:
+        self.namespace = namespace
+        # a class's __dict__ is a new proxy on every read: checks on one class compare equal through its owner
+        self._owner_id = id(namespace if owner is None else owner)
+        self.key = key
+        self.label = label or key
+        self._id = None if expected is ABSENT else id(expected)
+        self._text = short_repr(expected)
+        self._ref = self._strong = None
+        if expected is not ABSENT:
+            try:
+                self._ref = weakref.ref(expected)
+            except TypeError:
+                self._strong = expected
+
+    @property
+    def root_name(self) -> str:
+        return self.label
+
+    @property
+    def expects_absent(self) -> bool:
+        return self._id is None
+
+    def render(self, var: str, ns: Namespace) -> str:
+        d = ns.constant(self.namespace, "ns")
+        key = constant_source(self.key, ns, "key")
+        if self.expects_absent:
+            return f"{key} not in {d}"
+        if self._ref is not None:
+            return f"{ns.constant(self._ref, 'r')}() is {d}[{key}] is not None"
+        return f"{d}[{key}] is {ns.constant(self._strong, 'o')}"
+
+    def explain(self, value: object = None) -> str | None:
+        present = self.key in self.namespace
+        if self.expects_absent:
+            if not present:
+                return None
+            return f"now set to {short_repr(self.namespace[self.key])} (it was not there when compiled)"
+        if not present:
+            return f"was deleted (it was {self._text})"
+        now = self.namespace[self.key]
+        target = self._strong if self._ref is None else self._ref()
+        if now is target and target is not None:
+            return None
+        return f"was replaced ({self._text} -> {short_repr(now)})"
+
+    def describe(self) -> str:
+        return f"NamespaceEntryMatch({self.label}: {'absent' if self.expects_absent else self._text})"
+
+    def _key(self) -> tuple:
+        return (self._owner_id, self.key, self._id, None if self._ref is None else id(self._ref))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from guards import LengthMatch
+from guards import ABSENT, LengthMatch, NamespaceEntryMatch
 from jitcore.capture.graph import GraphBuilder
 from jitcore.capture.side_effects import SideEffects
 from jitcore.capture.sources import ModuleGlobalSource
@@ -15,6 +15,7 @@ from jitcore.capture.sources import ModuleGlobalSource
 __all__ = ["CaptureContext"]
 
 _MAX_INLINE_DEPTH = 48
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement or type(), whose dict can change
 
 
 class CaptureContext:
@@ -74,6 +75,29 @@ class CaptureContext:
             return
         self._guard_keys.add(key)
         self.guards.append((source, check))
+
+    def guard_not_global(self, fn_globals: dict, name: str, where: str) -> None:
+        """A name resolved to a builtin stays so only while the function's globals do not define it (a module-level
+        `len = ...` made later shadows the builtin)."""
+        self.guard(None, NamespaceEntryMatch(fn_globals, name, ABSENT, label=f"{where}.{name}", owner=fn_globals))
+
+    def guard_class_lookup(self, cls: type, name: str, after: type | None = None) -> None:
+        """What looking `name` up in `cls`'s MRO (past `after`, for super()) found stays so: the entry of the class
+        that defines it is the same object, and the classes before it still do not define it (or, when none does,
+        still none does). Builtin types cannot change and are not checked. One cheap check per class dict entry
+        relied on."""
+        mro = cls.__mro__
+        if after is not None:
+            mro = mro[mro.index(after) + 1:]
+        for klass in mro:
+            if not klass.__flags__ & _HEAP_TYPE:
+                continue
+            table = klass.__dict__
+            label = f"{klass.__qualname__}.{name}"
+            if name in table:
+                self.guard(None, NamespaceEntryMatch(table, name, table[name], label=label, owner=klass))
+                return
+            self.guard(None, NamespaceEntryMatch(table, name, ABSENT, label=label, owner=klass))
 
     def guard_global_module_hooks(self) -> None:
         """Global nn.Module hooks apply to every module call; they must stay empty for inlined forwards to be right."""

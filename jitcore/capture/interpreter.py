@@ -29,6 +29,7 @@ from jitcore.capture.values import wrap
 from jitcore.capture.values.cells import CellBox, RootCell
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.exception import ExceptionValue, TracedException, chain_context, exception_from_break
+from jitcore.capture.values.objects import is_trusted_module
 from jitcore.capture.values.arguments import bind_arguments
 from jitcore.capture.values.generator import GeneratorValue
 
@@ -336,7 +337,15 @@ class FrameState:
             return wrap(self, fn_globals[name], source)
         builtins = self.ctx.builtins if fn_globals is self.ctx.globals else _builtins_of(fn_globals)
         if name in builtins:
-            return wrap(self, builtins[name], BuiltinSource(name) if fn_globals is self.ctx.globals else None)
+            if fn_globals is self.ctx.globals:
+                self.ctx.guard_not_global(fn_globals, name, "G")
+                return wrap(self, builtins[name], BuiltinSource(name))
+            module = fn_globals.get("__name__")
+            if builtins is not self.ctx.builtins or is_trusted_module(module):
+                # torch's and the standard library's own code: their names are not rebound by user code
+                return wrap(self, builtins[name], None)
+            self.ctx.guard_not_global(fn_globals, name, str(module))
+            return wrap(self, builtins[name], BuiltinSource(name))
         raise GraphBreak.raises(NameError, f"name '{name}' is not defined")
 
     def store_global(self, name: str, value) -> None:

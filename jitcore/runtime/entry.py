@@ -70,7 +70,7 @@ class EntryAssembly:
         tree.add_root(GlobalStateMatch())
         for source, check in collected:
             if source is None:
-                tree.add_root(check, "module state")
+                tree.add_root(check, check.root_name)
             else:
                 tree.add(source.path, check, source.user_name)
         return guards.compile_tree(tree, list(self.params), self.globals, self.builtins, examples)

@@ -118,11 +118,10 @@ _CALLABLE_KINDS = {Meaning.GRAPH: TorchFunctionValue, Meaning.LOOKASIDE: Lookasi
 
 
 def _wrap_callable(state, value, source):
-    """A function or builtin: the value kind its first call rule's meaning asks for. A lookaside or graph callable
-    is taken without a guard; others are guarded by identity (a builtin bound to an instance, by type)."""
+    """A function or builtin: the value kind its first call rule's meaning asks for, guarded by identity where it
+    was read from (a global rebound to another function, another function passed in, a module attribute switched
+    must recompile, whatever the meaning); a builtin bound to an instance, by type."""
     rule = first_rule(value)
-    if rule.meaning in (Meaning.LOOKASIDE, Meaning.GRAPH):
-        return _CALLABLE_KINDS[rule.meaning](value, source)
     owner = getattr(value, "__self__", None)
     if type(value) is types.BuiltinMethodType and isinstance(owner, type):
         # a C classmethod read from its class (dict.fromkeys) is a new object on every read, equal to the last
@@ -148,8 +147,10 @@ def _wrap_method(state, value, source):
 
 
 def _wrap_pymodule(state, value, source):
-    if not is_trusted_module(value.__name__):
-        _guard(state, source, IdMatch(value))
+    """A user module by identity; torch or the standard library by type only: what capture reads from it (a
+    function, a constant) is guarded on the attribute's own source, so `lib` switching from torch to a namespace
+    whose `relu` is tanh, or torch.relu monkeypatched, recompiles."""
+    _guard(state, source, IdMatch(value) if not is_trusted_module(value.__name__) else TypeMatch(type(value)))
     return PythonModuleValue(value, source)
 
 

@@ -21,7 +21,8 @@ from jitcore.capture.values.context import context_for, REGION_CLASSES
 from jitcore.capture.values.dict_object import NewDictObjectValue, dict_constructible
 from jitcore.capture.values.exception import exception_constructible, construct_exception
 from jitcore.capture.values.sequence import TupleValue
-from jitcore.capture.values.user_object import NewObjectValue, constructible, class_lookup, _MISSING
+from jitcore.capture.values.user_object import (NewObjectValue, constructible, class_lookup, relied_class_lookup,
+                                                _MISSING)
 
 __all__ = []
 
@@ -70,7 +71,7 @@ def _module(state, cls, args, kwargs):
 
 def _dict_object(state, cls, args, kwargs):
     obj = NewDictObjectValue(cls)
-    init = class_lookup(cls, "__init__")
+    init = relied_class_lookup(state, cls, "__init__")
     if isinstance(init, types.FunctionType):
         state.inline_call(init, [obj, *args], kwargs)
     else:
@@ -80,7 +81,7 @@ def _dict_object(state, cls, args, kwargs):
 
 def _plain_object(state, cls, args, kwargs):
     obj = NewObjectValue(cls)
-    init = class_lookup(cls, "__init__")
+    init = relied_class_lookup(state, cls, "__init__")
     if init is not _MISSING and init is not object.__init__:
         if not hasattr(init, "__code__"):
             raise GraphBreak("unsupported_call", f"{cls.__qualname__}.__init__ is not a Python function")

@@ -63,6 +63,7 @@ class ModuleValue(Value):
                 return self._child(state, dict_name, name, table[name])
         if name in d:
             return wrap(state, d[name], AttrSource(self.source, name) if self.source is not None else None)
+        state.ctx.guard_class_lookup(type(module), name)
         raw = _class_lookup(type(module), name)
         if raw is None:
             raise GraphBreak.raises(AttributeError, f"'{type(module).__name__}' has no attribute '{name}'")
@@ -87,9 +88,10 @@ class ModuleValue(Value):
 
     def _call_forward(self, state, args, kwargs):
         module = self.module
-        forward = _class_lookup(type(module), "forward")
         if "forward" in module.__dict__:
             return self.getattr(state, "forward").call(state, args, kwargs)
+        state.ctx.guard_class_lookup(type(module), "forward")
+        forward = _class_lookup(type(module), "forward")
         if forward is None or not hasattr(forward, "__code__"):
             raise GraphBreak("unsupported_call", f"{type(module).__name__}.forward is not a Python function")
         return state.inline_call(forward, [self, *args], kwargs)

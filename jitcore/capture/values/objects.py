@@ -1,7 +1,8 @@
 """Python modules (torch, math, a user's helper module) and classes.
 
-Attributes of torch and the standard library are stable within a process, so they are read without guards; a
-user module's attributes are guarded like globals.
+A module's attributes are guarded on their own sources (`torch.relu` by identity), so a module attribute rebound or
+a namespace passed in place of a module recompiles; a user module is also guarded by identity, torch and the
+standard library by type.
 """
 from __future__ import annotations
 
@@ -75,9 +76,8 @@ class PythonModuleValue(Value):
             attr = getattr(self.module, name)
         except AttributeError as exc:
             raise GraphBreak.raises(AttributeError, str(exc)) from None
-        if is_trusted_module(self.module.__name__) or self.source is None:
-            return wrap(state, attr, None)
-        return wrap(state, attr, AttrSource(self.source, name))
+        # torch's and the standard library's attributes too: the result is guarded where it was read
+        return wrap(state, attr, AttrSource(self.source, name) if self.source is not None else None)
 
 
 class ClassValue(Value):
@@ -105,6 +105,9 @@ class ClassValue(Value):
             raise GraphBreak.raises(AttributeError, str(exc)) from None
         if isinstance(attr, (staticmethod, classmethod)):
             attr = getattr(self.cls, name)
+        if self.source is None and isinstance(self.cls, type):
+            # `type(o).w`, `o.__class__.k`: no source to guard the result on, so guard the class dicts it came from
+            state.ctx.guard_class_lookup(self.cls, name)
         source = AttrSource(self.source, name) if self.source is not None else None
         return wrap(state, attr, source)
 

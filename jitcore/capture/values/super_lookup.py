@@ -17,6 +17,7 @@ def super_attribute(state, cls_value, self_value, name: str):
     mro = instance_type.__mro__
     if cls not in mro:
         raise GraphBreak.raises(TypeError, "super(type, obj): obj must be an instance of type")
+    state.ctx.guard_class_lookup(instance_type, name, after=cls)
     for klass in mro[mro.index(cls) + 1:]:
         raw = klass.__dict__.get(name, _MISSING)
         if raw is not _MISSING:

@@ -23,7 +23,7 @@ from jitcore.capture.values.objects import ClassValue
 from jitcore.capture.values.opaque import OpaqueValue, DeferredMethodValue
 from jitcore.capture.values.wrapping import wrap
 
-__all__ = ["UserObjectValue", "NewObjectValue", "is_plain_instance", "class_lookup"]
+__all__ = ["UserObjectValue", "NewObjectValue", "is_plain_instance", "class_lookup", "relied_class_lookup"]
 
 _MISSING = object()
 
@@ -33,6 +33,14 @@ def class_lookup(cls, name):
         if name in klass.__dict__:
             return klass.__dict__[name]
     return _MISSING
+
+
+def relied_class_lookup(state, cls, name):
+    """class_lookup for a result the capture relies on (a method it inlines, a property, a dunder found or not):
+    what it found in the class dicts along the MRO is guarded, so replacing `Obj.w` or adding `C.__call__` later
+    recompiles."""
+    state.ctx.guard_class_lookup(cls, name)
+    return class_lookup(cls, name)
 
 
 def is_plain_instance(obj) -> bool:
@@ -63,7 +71,7 @@ class _DunderProtocol:
     __slots__ = ()
 
     def _dunder(self, state, name, args):
-        raw = class_lookup(self.python_type(), name)
+        raw = relied_class_lookup(state, self.python_type(), name)
         if not isinstance(raw, types.FunctionType):
             return _MISSING
         return state.inline_call(raw, [self, *args], {})
@@ -197,6 +205,7 @@ class UserObjectValue(_DunderProtocol, OpaqueValue):
     has_plain_getattr = True
 
     def getattr(self, state, name):
+        state.ctx.guard_class_lookup(type(self.obj), "__getattribute__")
         getattribute = type(self.obj).__getattribute__
         if getattribute is not object.__getattribute__:
             return state.inline_call(getattribute, [self, const(name)], {})
@@ -207,7 +216,7 @@ class UserObjectValue(_DunderProtocol, OpaqueValue):
         try:
             return self._plain_getattr(state, name)
         except GraphBreak as brk:
-            hook = class_lookup(type(self.obj), "__getattr__")
+            hook = relied_class_lookup(state, type(self.obj), "__getattr__")
             if hook is _MISSING or brk.exc_type is None \
                     or not issubclass(brk.exc_type, AttributeError):
                 raise
@@ -233,6 +242,11 @@ class UserObjectValue(_DunderProtocol, OpaqueValue):
                 return wrap(state, self.obj.__dict__, None)
             return self._read_instance_dict(state)
         raw = class_lookup(cls, name)
+        d = getattr(self.obj, "__dict__", {})
+        if raw is not _MISSING or name not in d:
+            # an attribute of the instance's own dict is reloaded through getattr, which sees a class
+            # attribute added later; what is found on the class is relied on here
+            state.ctx.guard_class_lookup(cls, name)
         if isinstance(raw, property) or (raw is not _MISSING and hasattr(type(raw), "__set__")
                                          and not isinstance(raw, types.MemberDescriptorType)):
             return _class_attribute(state, self, cls, name, raw)
@@ -333,7 +347,7 @@ class UserObjectValue(_DunderProtocol, OpaqueValue):
         state.ctx.side_effects.delete_attr(self, self.obj, name)
 
     def call(self, state, args, kwargs):
-        method = class_lookup(type(self.obj), "__call__")
+        method = relied_class_lookup(state, type(self.obj), "__call__")
         if not isinstance(method, types.FunctionType):
             raise GraphBreak("unsupported_call", f"calling a {type(self.obj).__name__} object")
         return state.inline_call(method, [self, *args], kwargs)
@@ -361,7 +375,7 @@ class NewObjectValue(_DunderProtocol, Value):
         return self.cls
 
     def getattr(self, state, name):
-        raw = class_lookup(self.cls, name)
+        raw = relied_class_lookup(state, self.cls, name)
         if isinstance(raw, property) or (raw is not _MISSING and hasattr(type(raw), "__set__")):
             return _class_attribute(state, self, self.cls, name, raw)
         if name in self.attrs:
@@ -388,7 +402,7 @@ class NewObjectValue(_DunderProtocol, Value):
         default_delete(self.cls, self.attrs, name)
 
     def call(self, state, args, kwargs):
-        method = class_lookup(self.cls, "__call__")
+        method = relied_class_lookup(state, self.cls, "__call__")
         if not isinstance(method, types.FunctionType):
             raise GraphBreak("unsupported_call", f"calling a {self.cls.__name__} object")
         return state.inline_call(method, [self, *args], kwargs)
