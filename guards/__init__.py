@@ -9,6 +9,7 @@ from guards.checks import (
     ABSENT,
     Check,
     DictKeysMatch,
+    DistinctObjects,
     EqualsMatch,
     HasAttrMatch,
     IdMatch,
@@ -17,6 +18,8 @@ from guards.checks import (
     NamespaceEntryMatch,
     NoneMatch,
     NotNoneMatch,
+    Relation,
+    SameObject,
     TypeMatch,
 )
 from guards.torch_checks import BatchIdentityMatch, GlobalStateMatch, StorageOffsetMatch, TensorMatch
@@ -29,6 +32,7 @@ __all__ = [
     "BatchIdentityMatch",
     "Check",
     "DictKeysMatch",
+    "DistinctObjects",
     "EqualsMatch",
     "GlobalStateMatch",
     "GuardFunction",
@@ -42,6 +46,8 @@ __all__ = [
     "NamespaceEntryMatch",
     "NoneMatch",
     "NotNoneMatch",
+    "Relation",
+    "SameObject",
     "StorageOffsetMatch",
     "TensorMatch",
     "TypeMatch",

@@ -21,6 +21,9 @@ from guards.render import Namespace, constant_source, distinct_type_names, liter
 __all__ = [
     "ABSENT",
     "Check",
+    "DistinctObjects",
+    "Relation",
+    "SameObject",
     "DictKeysMatch",
     "EqualsMatch",
     "HasAttrMatch",
@@ -520,3 +523,76 @@ class NamespaceEntryMatch(Check):
 
     def _key(self) -> tuple:
         return (self._owner_id, self.key, self._id, None if self._ref is None else id(self._ref))
+
+
+class Relation(Check):
+    """A check relating the value at its own node to the values at `other_paths` (aliasing between inputs).
+
+    The generated function reads the other paths too and calls `render_relation(var, other_vars, ns)`;
+    `explain` receives the tuple (own value, *other values). A relation runs late (high cost), after the checks
+    that make its reads safe. `other_names` are the user's names of the other values, for failures.
+    """
+
+    __slots__ = ("other_paths", "other_names")
+    cost = 40
+
+    def __init__(self, other_paths, other_names) -> None:
+        self.other_paths = tuple(other_paths)
+        self.other_names = tuple(other_names)
+
+    def render(self, var: str, ns: Namespace) -> str:
+        raise TypeError("a Relation renders through render_relation(var, other_vars, ns)")
+
+    def render_relation(self, var: str, others: list, ns: Namespace) -> str:
+        raise NotImplementedError
+
+    def _key(self) -> tuple:
+        return (self.other_paths,)
+
+
+class SameObject(Relation):
+    """`v is other`: the object reached from two places when compiled (`f(x, l, l)`) is still one object, so the
+    capture's single value for it (one list, one graph input) still stands for both."""
+
+    __slots__ = ()
+    cost = 3
+
+    def __init__(self, other_path: tuple, other_name: str) -> None:
+        super().__init__((other_path,), (other_name,))
+
+    def render_relation(self, var: str, others: list, ns: Namespace) -> str:
+        return f"{var} is {others[0]}"
+
+    def explain(self, value: object) -> str | None:
+        own, other = value
+        return None if own is other else f"is no longer the same object as {self.other_names[0]}"
+
+    def describe(self) -> str:
+        return f"SameObject({self.other_names[0]})"
+
+
+class DistinctObjects(Relation):
+    """The value and every other value are pairwise different objects, as they were when compiled: capture
+    modelled them as separate objects (mutating one does not change another; separate graph inputs)."""
+
+    __slots__ = ()
+
+    def render_relation(self, var: str, others: list, ns: Namespace) -> str:
+        if len(others) == 1:
+            return f"{var} is not {others[0]}"
+        ids = ", ".join(f"id({v})" for v in [*others, var])
+        return f"len({{{ids}}}) == {len(others) + 1}"
+
+    def explain(self, value: object) -> str | None:
+        own, *others = value
+        for name, other in zip(self.other_names, others):
+            if other is own:
+                return f"is now the same object as {name}"
+        for i, (name_a, a) in enumerate(zip(self.other_names, others)):
+            for name_b, b in zip(self.other_names[i + 1:], others[i + 1:]):
+                if a is b:
+                    return f"{name_a} is now the same object as {name_b}"
+        return None
+
+    def describe(self) -> str:
+        return f"DistinctObjects(from {', '.join(self.other_names)})"

@@ -12,7 +12,7 @@ import heapq
 import keyword
 import sys
 
-from guards.checks import Check
+from guards.checks import Check, Relation
 from guards.render import Namespace, constant_source
 from guards.tree import GuardNode, GuardTree, default_user_name, read_step
 
@@ -71,6 +71,11 @@ class GuardFunction:
                     failed.append((node.path, user_name, check, None,
                                    f"could not be read ({type(error).__name__}: {error})"))
                     continue
+            if isinstance(check, Relation):
+                others = [read(self.tree.node(path)) for path in check.other_paths]
+                if any(error is not None for _, error in others):
+                    continue  # the other value's own checks report it
+                value = (value, *[other for other, _ in others])
             try:
                 why = check.explain(value)
             except Exception as error:  # a hostile __eq__ or __len__ fails the generated check the same way
@@ -137,7 +142,7 @@ def compile_tree(tree: GuardTree, params: list[str], globals_dict: dict, builtin
     ns["__builtins__"] = builtins  # the real builtins for `type`, `len`; builtins_dict is only for guarded reads
     ns[_GLOBALS] = globals_dict
     ns[_BUILTINS] = builtins_dict
-    source = _Codegen(params, ns, examples).function(plan)
+    source = _Codegen(params, ns, examples, tree).function(plan)
     code = compile(source, "<jitcore guard>", "exec")
     # A plain dict, not the Namespace subclass: CPython 3.12 specialises LOAD_GLOBAL only for exact-dict
     # globals; with a subclass every builtin lookup (`type`, `len`) goes through a raised KeyError (~4x slower).
@@ -197,7 +202,9 @@ def _comment(text: str) -> str:
 class _Codegen:
     """Writes the source of one check function; each node's value is read once into a local."""
 
-    def __init__(self, params: tuple[str, ...], ns: Namespace, examples: tuple | None = None) -> None:
+    def __init__(self, params: tuple[str, ...], ns: Namespace, examples: tuple | None = None,
+                 tree: GuardTree | None = None) -> None:
+        self._tree = tree
         self._params = params
         self._ns = ns
         self._names = _parameter_names(params)
@@ -220,7 +227,12 @@ class _Codegen:
                     self._emit("    return False")
                 continue
             var = "None" if node.parent is None else self._value(node)
-            self._emit(f"if not ({check.render(var, self._ns)}):  # {_comment(user_name)}: {_comment(check.describe())}")
+            if isinstance(check, Relation):
+                others = [self._value(self._tree.node(path)) for path in check.other_paths]
+                test = check.render_relation(var, others, self._ns)
+            else:
+                test = check.render(var, self._ns)
+            self._emit(f"if not ({test}):  # {_comment(user_name)}: {_comment(check.describe())}")
             self._emit("    return False")
         body = "\n".join(self._lines)
         # Any Exception while reading or testing (a missing global, a hostile __getattr__ or __eq__) is a miss.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from guards.checks import Check
+from guards.checks import Check, Relation
 
 __all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "GuardTree", "count_checks", "default_user_name", "read_step"]
 
@@ -132,7 +132,21 @@ class GuardTree:
             if child is None:
                 child = node.children[key] = GuardNode(step, node)
             node = child
+        if isinstance(check, Relation):
+            for other in check.other_paths:  # a relation reads these too: their nodes must exist
+                self._node_for(other)
         return self._add_check(node, check, user_name or default_user_name(path))
+
+    def _node_for(self, path: tuple) -> GuardNode:
+        _validate_path(path)
+        node = self.root
+        for step in path:
+            key = _step_key(step)
+            child = node.children.get(key)
+            if child is None:
+                child = node.children[key] = GuardNode(step, node)
+            node = child
+        return node
 
     def add_root(self, check: Check, user_name: str = "global state") -> bool:
         """Add a check that reads no value (torch global state); root checks run before every other check."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from guards import ABSENT, LengthMatch, NamespaceEntryMatch
+from guards import ABSENT, DistinctObjects, LengthMatch, NamespaceEntryMatch, SameObject
 from jitcore.capture.graph import GraphBuilder
 from jitcore.capture.side_effects import SideEffects
 from jitcore.capture.sources import ModuleGlobalSource
@@ -33,6 +33,12 @@ class CaptureContext:
         self._guard_keys: set = set()
         #: source -> Value, so a source wraps once
         self.wrapped: dict = {}
+        #: id -> (object, Value, first source) for mutable objects read from sources: one object reached from two
+        #: sources (`f(x, l, l)`) is one value, guarded `b is a`
+        self.by_identity: dict = {}
+        #: sources of the distinct mutable objects capture modelled separately, and where their guard sits
+        self._distinct: list = []
+        self._distinct_at = None
         self.max_inline_depth = _MAX_INLINE_DEPTH
         self._hooks_guarded = False
         self._cleanups: list = []
@@ -75,6 +81,24 @@ class CaptureContext:
             return
         self._guard_keys.add(key)
         self.guards.append((source, check))
+
+    def guard_same(self, first, source) -> None:
+        """`source` reaches the object first read from `first`: the capture has one value for both."""
+        self.guard(source, SameObject(first.path, first.user_name))
+
+    def guard_distinct(self, source) -> None:
+        """A mutable object read from `source` is modelled as its own object: it must stay different from every
+        other one modelled so (one check over all of them, rewritten in place as more arrive)."""
+        earlier = list(self._distinct)
+        self._distinct.append(source)
+        if not earlier:
+            return
+        entry = (source, DistinctObjects([s.path for s in earlier], [s.user_name for s in earlier]))
+        if self._distinct_at is None:
+            self._distinct_at = len(self.guards)
+            self.guards.append(entry)
+        else:
+            self.guards[self._distinct_at] = entry
 
     def guard_not_global(self, fn_globals: dict, name: str, where: str) -> None:
         """A name resolved to a builtin stays so only while the function's globals do not define it (a module-level

@@ -29,8 +29,9 @@ def test_module_with_200_parameters_is_guarded_by_a_bounded_number_of_checks(cou
     x = torch.randn(3, 2)
     torch.testing.assert_close(compiled(x), model(x))
     checks = len(_entry(compiled).guard_function.tree)
-    # global state, the batched module state, self, x: independent of the number of parameters
-    assert checks <= 5, _entry(compiled).guard_function.tree.pretty()
+    # global state, the batched module state, self, x, and what name resolution relied on (Linear.forward in its
+    # class dict, linear.py's F and F.linear): independent of the number of parameters and layers
+    assert checks <= 8, _entry(compiled).guard_function.tree.pretty()
 
 
 def test_replacing_a_parameter_recompiles_with_the_new_values(counting):

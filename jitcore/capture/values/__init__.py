@@ -16,7 +16,7 @@ import torch
 
 from guards import TensorMatch, TypeMatch, IdMatch, EqualsMatch, LengthMatch, DictKeysMatch
 from jitcore.capture.breaks import GraphBreak
-from jitcore.capture.sources import ItemSource, AttrSource
+from jitcore.capture.sources import ItemSource, AttrSource, ModuleDictSource
 from jitcore.capture.values import constructors, torch_rules  # noqa: F401 (they register their call rules)
 from jitcore.capture.values import sets  # noqa: F401 (it registers set and frozenset with const())
 from jitcore.capture.values import dunders, getters, itertools_rules  # noqa: F401 (they register call rules)
@@ -218,4 +218,21 @@ def _wrap_partial(state, value, source):
 
 
 _BY_TYPE[functools.partial] = _wrap_partial
-install(_BY_TYPE, _BY_PREDICATE, _wrap_opaque)
+
+#: wrappers of objects that can change in place: one such object read from two sources is one value (guarded `is`)
+_MUTABLE_KINDS = frozenset({_wrap_tensor, _wrap_list, _wrap_dict, _wrap_opaque, _wrap_module})
+
+
+def _identity_kind(wrapper, source):
+    """How wrap() treats the identity of an object read from `source` with `wrapper`: None (a value or an object
+    guarded by identity anyway), "same" (shared when reached twice), "distinct" (also guarded to stay distinct from
+    the others: capture modelled it as its own object). Modules are guarded by identity, parameters and buffers with
+    the module state."""
+    if wrapper not in _MUTABLE_KINDS:
+        return None
+    if wrapper is _wrap_module or isinstance(source, ModuleDictSource):
+        return "same"
+    return "distinct"
+
+
+install(_BY_TYPE, _BY_PREDICATE, _wrap_opaque, _identity_kind)

@@ -16,11 +16,16 @@ _BY_PREDICATE: list = []
 _FALLBACK: list = []
 
 
-def install(by_type: dict, by_predicate: list, fallback) -> None:
+#: identity_kind(wrapper, source) -> None / "same" / "distinct" (see values/__init__.py _identity_kind)
+_IDENTITY_KIND: list = []
+
+
+def install(by_type: dict, by_predicate: list, fallback, identity_kind) -> None:
     """Fill the tables (values/__init__.py calls this once, after importing every kind)."""
     _BY_TYPE.update(by_type)
     _BY_PREDICATE[:] = sorted(by_predicate, key=lambda row: -row[0])
     _FALLBACK[:] = [fallback]
+    _IDENTITY_KIND[:] = [identity_kind]
 
 
 def wrap(state, value, source):
@@ -37,7 +42,19 @@ def wrap(state, value, source):
                 break
         else:
             wrapper = _FALLBACK[0]
+    kind = _IDENTITY_KIND[0](wrapper, source) if source is not None else None
+    if kind is not None:
+        seen = state.ctx.by_identity.get(id(value))
+        if seen is not None and seen[0] is value:
+            # one object reached from two sources (`f(x, l, l)`, a tensor passed twice): one value, guarded `is`
+            state.ctx.guard_same(seen[2], source)
+            state.ctx.wrapped[source] = seen[1]
+            return seen[1]
     result = wrapper(state, value, source)
     if source is not None:
         state.ctx.wrapped[source] = result
+    if kind is not None:
+        state.ctx.by_identity[id(value)] = (value, result, source)
+        if kind == "distinct":
+            state.ctx.guard_distinct(source)
     return result
