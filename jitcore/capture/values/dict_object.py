@@ -18,8 +18,8 @@ from jitcore.capture.values.base import NOT_CONSTANT, MethodCallValue
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.mapping import DictValue
 from jitcore.capture.values.objects import ClassValue
-from jitcore.capture.values.user_object import (_DunderProtocol, _class_attribute, class_lookup, default_store,
-                                                default_delete, _MISSING)
+from jitcore.capture.values.user_object import (_DunderProtocol, _class_attribute, class_lookup, relied_class_lookup,
+                                                default_store, default_delete, _MISSING)
 from jitcore.capture.values.wrapping import wrap
 
 __all__ = ["NewDictObjectValue", "dict_constructible"]
@@ -74,7 +74,7 @@ class NewDictObjectValue(_DunderProtocol, DictValue):
             return ClassValue(cls)
         if name == "__dict__":
             return _AttrDict(self)
-        raw = class_lookup(cls, name)
+        raw = relied_class_lookup(state, cls, name)
         if isinstance(raw, property) or (raw is not _MISSING and hasattr(type(raw), "__set__")
                                          and not _is_dict_slot(raw)):
             return _class_attribute(state, self, cls, name, raw)
@@ -104,7 +104,7 @@ class NewDictObjectValue(_DunderProtocol, DictValue):
 
     # -- items: Python overrides (through _DunderProtocol) before the builtin storage -----------------------
     def call_method(self, state, name, args, kwargs):
-        raw = class_lookup(self.dict_type, name)
+        raw = relied_class_lookup(state, self.dict_type, name)
         if isinstance(raw, types.FunctionType):
             return state.inline_call(raw, [self, *args], kwargs)
         return self.builtin_call_method(state, name, args, kwargs)
@@ -207,7 +207,7 @@ class DictObjectValue(DictValue):
         d = self.obj.__dict__
         if name == "__class__":
             return ClassValue(cls)
-        raw = class_lookup(cls, name)
+        raw = relied_class_lookup(state, cls, name)
         if isinstance(raw, property) or (raw is not _MISSING and hasattr(type(raw), "__set__")
                                          and not _is_dict_slot(raw) and name != "__dict__"):
             return _class_attribute(state, self, cls, name, raw)
