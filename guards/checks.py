@@ -26,6 +26,7 @@ __all__ = [
     "SameObject",
     "DictKeysMatch",
     "EqualsMatch",
+    "FunctionMatch",
     "HasAttrMatch",
     "IdMatch",
     "IntPredicateMatch",
@@ -596,3 +597,43 @@ class DistinctObjects(Relation):
 
     def describe(self) -> str:
         return f"DistinctObjects(from {', '.join(self.other_names)})"
+
+
+class FunctionMatch(Check):
+    """A root check on a function capture inlined without a source to guard it on (a method found in a class
+    dict, a property's getter): its `__code__` and `__defaults__` are still the objects it was traced with. The
+    function is held through a weak reference (a dead one fails)."""
+
+    __slots__ = ("_ref", "code", "defaults", "label")
+    cost = 3
+
+    def __init__(self, fn, label: str | None = None) -> None:
+        self._ref = weakref.ref(fn)
+        self.code = fn.__code__
+        self.defaults = fn.__defaults__
+        self.label = label or getattr(fn, "__qualname__", "function")
+
+    @property
+    def root_name(self) -> str:
+        return self.label
+
+    def render(self, var: str, ns: Namespace) -> str:
+        fn = f"{ns.constant(self._ref, 'fn')}()"
+        defaults = "None" if self.defaults is None else ns.constant(self.defaults, "defaults")
+        return f"{fn}.__code__ is {ns.constant(self.code, 'code')} and {fn}.__defaults__ is {defaults}"
+
+    def explain(self, value: object = None) -> str | None:
+        fn = self._ref()
+        if fn is None:
+            return "the function it was compiled for no longer exists"
+        if fn.__code__ is not self.code:
+            return "__code__ was replaced"
+        if fn.__defaults__ is not self.defaults:
+            return f"__defaults__ changed {short_repr(self.defaults)} -> {short_repr(fn.__defaults__)}"
+        return None
+
+    def describe(self) -> str:
+        return f"FunctionMatch({self.label})"
+
+    def _key(self) -> tuple:
+        return (id(self._ref), id(self.code), id(self.defaults))

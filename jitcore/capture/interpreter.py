@@ -14,9 +14,10 @@ import dis
 import inspect
 import linecache
 import sys
+import types
 import weakref
 
-from guards import IdMatch
+from guards import FunctionMatch, IdMatch
 from jitcore.config import config
 from jitcore.marks import is_disabled
 from jitcore.capture.breaks import GraphBreak
@@ -375,6 +376,10 @@ class FrameState:
         if fn_source is not None:
             # `helper.__code__ = other.__code__` between calls: the graph inlined this code
             self.ctx.guard(AttrSource(fn_source, "__code__"), IdMatch(code))
+        elif isinstance(fn, types.FunctionType) and not is_trusted_module(fn.__module__):
+            # found without a source (a method in a class dict, a property's getter): the function object is
+            # guarded where it was found; its code and defaults here
+            self.ctx.guard(None, FunctionMatch(fn))
         # a function intercepted in place runs its own body behind the dispatcher: inline that body
         code = unwrapped(code)
         defaults = self._wrap_defaults(fn, fn_source)

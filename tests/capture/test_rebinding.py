@@ -306,3 +306,50 @@ def test_a_dict_reached_as_an_argument_and_through_a_global(monkeypatch):
         return x * TABLE["n"]
     _check(bump, through_the_global, lambda: (torch.ones(2), {"n": 1}), lambda: None,
            "is no longer the same object as d")
+
+
+# -- code objects and defaults of functions found without a source; classes read from torch -----------------------
+
+class _Defaults:
+    def w(self, k=2):
+        return k
+
+
+def _code_plus_100(self, k=2):
+    return k + 100
+
+
+def _fn_restorer(fn):
+    code, defaults = fn.__code__, fn.__defaults__
+
+    def restore():
+        fn.__code__, fn.__defaults__ = code, defaults
+    return restore
+
+
+def test_a_methods_defaults_changed():
+    obj = _Defaults()
+    _check(lambda x: x * obj.w(), lambda: (torch.ones(2),), lambda: (torch.ones(2),),
+           lambda: setattr(_Defaults.w, "__defaults__", (5,)), "_Defaults.w: __defaults__ changed (2,) -> (5,)",
+           restore=_fn_restorer(_Defaults.w))
+
+
+def test_a_methods_code_replaced():
+    obj = _Defaults()
+    _check(lambda x: x * obj.w(), lambda: (torch.ones(2),), lambda: (torch.ones(2),),
+           lambda: setattr(_Defaults.w, "__code__", _code_plus_100.__code__), "_Defaults.w: __code__ was replaced",
+           restore=_fn_restorer(_Defaults.w))
+
+
+KIND = torch.Tensor
+
+
+def _is_kind(x, p):
+    return x + 1 if isinstance(p, KIND) else x - 1
+
+
+def test_a_global_alias_of_a_torch_class_rebound(monkeypatch):
+    x = torch.zeros(2)
+    _check(_is_kind, lambda: (x, torch.ones(2)), lambda: (x, torch.ones(2)),
+           lambda: monkeypatch.setattr(_THIS, "KIND", torch.nn.Parameter), "G.KIND",
+           restore=lambda: monkeypatch.setattr(_THIS, "KIND", torch.Tensor))

@@ -155,8 +155,8 @@ def _wrap_pymodule(state, value, source):
 
 
 def _wrap_class(state, value, source):
-    if not is_trusted_module(getattr(value, "__module__", None)):
-        _guard(state, source, IdMatch(value))
+    # torch's classes too: `Kind = torch.Tensor` rebound to torch.nn.Parameter changes what isinstance answers
+    _guard(state, source, IdMatch(value))
     return ClassValue(value, source)
 
 
