@@ -29,6 +29,7 @@ __all__ = [
     "FunctionMatch",
     "HasAttrMatch",
     "IdMatch",
+    "InstanceDictAbsent",
     "IntPredicateMatch",
     "LengthMatch",
     "NamespaceEntryMatch",
@@ -637,3 +638,42 @@ class FunctionMatch(Check):
 
     def _key(self) -> tuple:
         return (id(self._ref), id(self.code), id(self.defaults))
+
+
+class InstanceDictAbsent(Check):
+    """A root check: the object's own `__dict__` still lacks `key` (a module whose forward or method capture
+    found on its class: assigning `m.forward = ...` later must recompile). The object is held through a weak
+    reference (a dead one fails). `label` is the user's name (`self.fc.forward`)."""
+
+    __slots__ = ("_ref", "key", "label")
+    cost = 3
+
+    def __init__(self, obj, key: str, label: str) -> None:
+        self._ref = weakref.ref(obj)
+        self.key = key
+        self.label = label
+
+    @property
+    def obj(self):
+        return self._ref()
+
+    @property
+    def root_name(self) -> str:
+        return self.label
+
+    def render(self, var: str, ns: Namespace) -> str:
+        return f"{constant_source(self.key, ns, 'key')} not in {ns.constant(self._ref, 'r')}().__dict__"
+
+    def explain(self, value: object = None) -> str | None:
+        obj = self._ref()
+        if obj is None:
+            return "the object it was compiled for no longer exists"
+        if self.key in obj.__dict__:
+            return f"was set on the instance ({short_repr(obj.__dict__[self.key])})"
+        return None
+
+    def describe(self) -> str:
+        return f"InstanceDictAbsent({self.label})"
+
+    def _key(self) -> tuple:
+        return (id(self._ref), self.key)

@@ -32,11 +32,12 @@ class BatchIdentityMatch(Check):
     """
 
     __slots__ = ("containers", "keys", "ids", "n_grads", "grads", "empty", "names", "empty_names", "keyed",
-                 "keyed_keys", "keyed_names", "_objects", "_metadata", "_native", "_live", "__weakref__")
+                 "keyed_keys", "keyed_names", "absent", "absent_keys", "absent_names", "_objects", "_metadata",
+                 "_native", "_live", "__weakref__")
     cost = 4
 
     def __init__(self, containers, keys, objects, n_grads, empty, names, empty_names, owners=(), keyed=(),
-                 keyed_keys=(), keyed_names=()) -> None:
+                 keyed_keys=(), keyed_names=(), absent=(), absent_keys=(), absent_names=()) -> None:
         self.containers = tuple(containers)
         self.keys = tuple(keys)
         self._objects = tuple(objects)
@@ -54,6 +55,10 @@ class BatchIdentityMatch(Check):
         self.keyed = tuple(keyed)
         self.keyed_keys = [tuple(k) for k in keyed_keys]
         self.keyed_names = tuple(keyed_names)
+        # names a module's own __dict__ must still lack (a `forward` assigned to the instance after the call)
+        self.absent = tuple(absent)
+        self.absent_keys = tuple(absent_keys)
+        self.absent_names = tuple(absent_names)
         self._live = True
         # the containers are the owners' own dicts, which hold the parameters: when an owner (a module) dies,
         # let go of everything, so this check never keeps a dropped model's tensors alive; it fails from then on
@@ -67,7 +72,7 @@ class BatchIdentityMatch(Check):
     def holds(self) -> bool:
         values = list(map(_dict_getitem, self.containers, self.keys))
         if not (self._live and all(map(_is, values, self._objects))) or any(self.empty) \
-                or list(map(tuple, self.keyed)) != self.keyed_keys:
+                or list(map(tuple, self.keyed)) != self.keyed_keys or any(map(_contains, self.absent, self.absent_keys)):
             return False
         native = self._native
         if native is not None:
@@ -98,6 +103,9 @@ class BatchIdentityMatch(Check):
         for name, hooks in zip(self.empty_names, self.empty):
             if len(hooks):
                 return f"{name} is no longer empty (a hook was added)"
+        for name, table, key in zip(self.absent_names, self.absent, self.absent_keys):
+            if key in table:
+                return f"{name} was set on the instance ({short_repr(table[key])})"
         for name, table, before in zip(self.keyed_names, self.keyed, self.keyed_keys):
             now = tuple(table)
             if now != before:
@@ -111,12 +119,14 @@ class BatchIdentityMatch(Check):
 
     def _key(self) -> tuple:
         return (tuple(map(id, self.containers)), self.keys, tuple(self.ids), tuple(self.grads),
-                tuple(map(id, self.empty)), tuple(map(id, self.keyed)), tuple(self.keyed_keys))
+                tuple(map(id, self.empty)), tuple(map(id, self.keyed)), tuple(self.keyed_keys),
+                tuple(map(id, self.absent)), self.absent_keys)
 
 
 _dict_getitem = dict.__getitem__
 _requires_grad = _operator.attrgetter("requires_grad")
 _is = _operator.is_
+_contains = _operator.contains
 
 
 def _metadata(t) -> tuple:
@@ -128,6 +138,7 @@ def _release_batch(ref) -> None:
     if check is not None:
         check._live = False  # the check fails from now on
         check.containers, check.keys, check._objects, check.empty, check.keyed = (), (), (), (), ()
+        check.absent, check.absent_keys = (), ()
         check.keyed_keys = []
         check._native = None
 

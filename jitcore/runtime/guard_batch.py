@@ -11,7 +11,7 @@ import sys
 
 import torch
 
-from guards import BatchIdentityMatch, DictKeysMatch, EqualsMatch, IdMatch, LengthMatch, TensorMatch
+from guards import BatchIdentityMatch, DictKeysMatch, EqualsMatch, IdMatch, InstanceDictAbsent, LengthMatch, TensorMatch
 from guards.tree import read_step
 from jitcore.capture.sources import AttrSource, ModuleDictSource, ModuleGlobalSource
 
@@ -51,8 +51,12 @@ def batch_module_guards(collected: list, read, pinned: dict | None = None) -> li
     `pinned`, when given, receives source -> object for every tensor the batch pins by identity: an entry may
     pass those objects to its graph directly instead of reloading them through the module tree on every call.
     """
-    tensors, others, empty, keyed, kept, owners = [], [], [], [], [], []
+    tensors, others, empty, keyed, kept, owners, absent = [], [], [], [], [], [], []
     for source, check in collected:
+        if source is None and isinstance(check, InstanceDictAbsent) and isinstance(check.obj, torch.nn.Module):
+            absent.append((check.obj.__dict__, check.key, check.label))
+            owners.append(check.obj)
+            continue
         try:
             item = _module_item(source, check, read)
         except Exception:
@@ -71,7 +75,7 @@ def batch_module_guards(collected: list, read, pinned: dict | None = None) -> li
             keyed.append(item[1:])
         else:
             empty.append(item[1:])
-    if len(tensors) + len(others) + len(empty) + len(keyed) < _MIN_ITEMS:
+    if len(tensors) + len(others) + len(empty) + len(keyed) + len(absent) < _MIN_ITEMS:
         return collected
     items = tensors + others
     if pinned is not None:
@@ -82,7 +86,8 @@ def batch_module_guards(collected: list, read, pinned: dict | None = None) -> li
         objects=[item[2] for item in items], n_grads=len(tensors),
         empty=[d for d, _ in empty], names=[item[3] for item in items], empty_names=[n for _, n in empty],
         owners=owners, keyed=[d for d, _, _ in keyed], keyed_keys=[k for _, k, _ in keyed],
-        keyed_names=[n for _, _, n in keyed])
+        keyed_names=[n for _, _, n in keyed], absent=[d for d, _, _ in absent],
+        absent_keys=[k for _, k, _ in absent], absent_names=[n for _, _, n in absent])
     return kept + [(None, batch)]
 
 

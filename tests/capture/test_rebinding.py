@@ -353,3 +353,13 @@ def test_a_global_alias_of_a_torch_class_rebound(monkeypatch):
     _check(_is_kind, lambda: (x, torch.ones(2)), lambda: (x, torch.ones(2)),
            lambda: monkeypatch.setattr(_THIS, "KIND", torch.nn.Parameter), "G.KIND",
            restore=lambda: monkeypatch.setattr(_THIS, "KIND", torch.Tensor))
+
+
+def test_a_forward_assigned_to_a_module_instance_later():
+    model = torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Tanh())
+
+    def restore():
+        model[1].__dict__.pop("forward", None)
+    _check(lambda x: model(x), lambda: (torch.ones(3),), lambda: (torch.ones(3),),
+           lambda: setattr(model[1], "forward", lambda x: x * 100), "1.forward was set on the instance",
+           restore=restore)

@@ -63,6 +63,7 @@ class ModuleValue(Value):
                 return self._child(state, dict_name, name, table[name])
         if name in d:
             return wrap(state, d[name], AttrSource(self.source, name) if self.source is not None else None)
+        self._guard_not_on_instance(state, name)
         state.ctx.guard_class_lookup(type(module), name)
         raw = _class_lookup(type(module), name)
         if raw is None:
@@ -75,6 +76,12 @@ class ModuleValue(Value):
         if name in ("forward", "training") or name.startswith("_"):
             raise GraphBreak("side_effect", f"setting {self._name()}.{name} changes how the module runs")
         state.ctx.side_effects.store_attr(self, self.module, name, value)
+
+    def _guard_not_on_instance(self, state, name):
+        """What capture found on the class stays so while the instance's own dict lacks the name (`m.forward = g`
+        assigned later); batched with the module state."""
+        from guards import InstanceDictAbsent
+        state.ctx.guard(None, InstanceDictAbsent(self.module, name, f"{self._name()}.{name}"))
 
     def _name(self):
         return self.source.user_name if self.source is not None else type(self.module).__name__
@@ -90,6 +97,7 @@ class ModuleValue(Value):
         module = self.module
         if "forward" in module.__dict__:
             return self.getattr(state, "forward").call(state, args, kwargs)
+        self._guard_not_on_instance(state, "forward")
         state.ctx.guard_class_lookup(type(module), "forward")
         forward = _class_lookup(type(module), "forward")
         if forward is None or not hasattr(forward, "__code__"):
@@ -170,6 +178,8 @@ class ModuleValue(Value):
         if self.source is None or self._hooked() or not isinstance(forward, types.FunctionType) \
                 or not compilable(forward) or "forward" in self.module.__dict__:
             return None
+        self._guard_not_on_instance(state, "forward")
+        state.ctx.guard_class_lookup(type(self.module), "forward")
         self.guard_no_hooks(state.ctx)
         return forward, self
 
