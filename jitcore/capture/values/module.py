@@ -10,7 +10,7 @@ import types
 import torch
 from torch.nn.modules import module as _module_impl
 
-from guards import DictKeysMatch, LengthMatch
+from guards import DictKeysMatch, InstanceDictAbsent, LengthMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource, ItemSource, ModuleDictSource
 from jitcore.capture.values.base import Value, MethodCallValue
@@ -80,7 +80,6 @@ class ModuleValue(Value):
     def _guard_not_on_instance(self, state, name):
         """What capture found on the class stays so while the instance's own dict lacks the name (`m.forward = g`
         assigned later); batched with the module state."""
-        from guards import InstanceDictAbsent
         state.ctx.guard(None, InstanceDictAbsent(self.module, name, f"{self._name()}.{name}"))
 
     def _name(self):
