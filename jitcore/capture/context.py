@@ -14,6 +14,22 @@ from jitcore.capture.sources import ModuleGlobalSource
 
 __all__ = ["CaptureContext"]
 
+# Note [Facts between calls]
+# An entry is reused for a later call only while every fact its capture relied on still holds. Each kind of fact
+# is either guarded where it is relied on, or not relied on:
+# - values read from a source: EqualsMatch (wrap); callables, classes, user modules: IdMatch (wrap); torch and the
+#   standard library's modules: TypeMatch, what is read from them on its own source;
+# - name resolution through classes: guard_class_lookup (the entry where found, absence before it in the MRO);
+#   an instance attribute is reloaded through getattr (not relied on); a module's instance dict lacking a name
+#   found on its class: InstanceDictAbsent; functions inlined without a source: FunctionMatch (code, defaults);
+# - builtins: guard_not_global (the function's globals lack the name) and the builtin by identity;
+# - container lengths and keys (realize(), DictKeysMatch), tensor metadata and storage offsets (TensorMatch,
+#   StorageOffsetMatch), module state (runtime/guard_batch.py);
+# - aliasing between inputs: by_identity in wrap(): one object reached twice is one value (guard_same), distinct
+#   mutable objects stay distinct (guard_distinct).
+# Trusted (not guarded): torch's and the standard library's own modules do not rebind their globals or shadow
+# builtins; builtin types' dicts never change; a module instance's __class__ and class __bases__ are not reassigned.
+
 _MAX_INLINE_DEPTH = 48
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement or type(), whose dict can change
 
