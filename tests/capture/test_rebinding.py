@@ -363,3 +363,23 @@ def test_a_forward_assigned_to_a_module_instance_later():
     _check(lambda x: model(x), lambda: (torch.ones(3),), lambda: (torch.ones(3),),
            lambda: setattr(model[1], "forward", lambda x: x * 100), "1.forward was set on the instance",
            restore=restore)
+
+
+def test_tied_weights_untied_after_the_call_recompile():
+    class Tied(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Linear(3, 3, bias=False)
+            self.b = torch.nn.Linear(3, 3, bias=False)
+            self.b.weight = self.a.weight
+
+        def forward(self, x):
+            return self.b(self.a(x))
+    model = Tied()
+
+    def untie():
+        model.b.weight = torch.nn.Parameter(torch.ones(3, 3))
+
+    def tie():
+        model.b.weight = model.a.weight
+    _check(lambda x: model(x), lambda: (torch.ones(2, 3),), lambda: (torch.ones(2, 3),), untie, restore=tie)
