@@ -21,6 +21,7 @@ __all__ = [
     "arg_sets",
     "assert_same",
     "check_against_eager",
+    "check_registered_against_eager",
     "clone_inputs",
     "compare_call",
     "randint",
@@ -272,4 +273,30 @@ def check_against_eager(
         assert counting.graph_count == expected_graphs, (
             f"expected {expected_graphs} graph(s), the backend received {counting.graph_count}"
         )
+    return counting
+
+
+def check_registered_against_eager(fn: Callable[..., Any], *arg_sets: Any, backend: Any = None) -> CountingBackend:
+    """`check_against_eager` through the other door: `jit.register(fn)`, then each call inside `jit.enabled(...)`.
+
+    Each arg set is called twice, against eager (outside any block) on fresh clones; the second call may not
+    compile again. Returns the CountingBackend.
+    """
+    import jitcore as jit
+
+    counting = backend if isinstance(backend, CountingBackend) else CountingBackend(backend)
+
+    def registered(*args: Any, **kwargs: Any) -> Any:
+        with jit.enabled(backend=counting):
+            return fn(*args, **kwargs)
+
+    jit.register(fn)
+    try:
+        for arg_set in arg_sets:
+            compare_call(fn, registered, arg_set)
+            graphs_after_first_call = counting.graph_count
+            compare_call(fn, registered, arg_set)
+            assert counting.graph_count == graphs_after_first_call, "the second call compiled again"
+    finally:
+        jit.unregister(fn)
     return counting

@@ -76,15 +76,23 @@ def _rule(*fns):
 
 
 def apply_binary(state, op: str, a: Value, b: Value) -> Value:
-    """Python's binary operator protocol over values: a's method, then b's reflected one."""
+    """Python's binary operator protocol over values: a's method, then b's reflected one.
+
+    An in-place operator (`a += b`) asks a's in-place method only; where a's type has none (ints, floats, tuples,
+    str, None ...) it is the plain operator, whose reflected side may be b's (`0 += t` is `t.__radd__(0)`, a new
+    value). A reflected operator is never an in-place one. Where a's type has an in-place method its kind does not
+    model, the operation breaks: the plain operator would lose the mutation."""
+    plain = _INPLACE.get(op)
+    if plain is not None:
+        result = a.binary_op(state, op, b, False)
+        if result is not NotImplemented:
+            return result
+        if getattr(a.python_type(), f"__{op}__", None) is not None:
+            raise GraphBreak("unsupported_value", f"operator {op} on a {a.kind_name} and a {b.kind_name}")
+        op = plain
     result = a.binary_op(state, op, b, False)
     if result is NotImplemented:
         result = b.binary_op(state, op, a, True)
-    if result is NotImplemented and op.startswith("i") and op not in ("is_",):
-        # no in-place method: the plain operator (`y = 0; y += t` is `y = 0 + t`)
-        plain = op[1:] if op[1:] in _BINOPS else op[1:] + "_"
-        if plain in _BINOPS:
-            return apply_binary(state, plain, a, b)
     if result is NotImplemented and op in _COMPARISONS:
         result = compare_containers(state, op, a, b, apply_binary)
     if result is NotImplemented:
@@ -111,6 +119,8 @@ def _compares_by_identity(obj) -> bool:
 _COMPARISONS = frozenset({"lt", "le", "eq", "ne", "gt", "ge"})
 _BINOPS = frozenset({"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and_", "or_", "xor",
                      "lshift", "rshift"})
+#: in-place operator -> the plain operator it falls back to (iadd -> add, ior -> or_)
+_INPLACE = {"i" + name.rstrip("_"): name for name in _BINOPS}
 
 
 def identity(value):

@@ -120,7 +120,7 @@ class _DunderProtocol:
             if reflected:
                 names = [f"__r{base}__"]
             elif plain != op:
-                names = [f"__i{base}__", f"__{base}__"]
+                names = [f"__i{base}__"]  # without one, apply_binary falls back to the plain operator
             else:
                 names = [f"__{base}__"]
         for name in names:
