@@ -100,7 +100,7 @@ def _attempt(code, fn_globals, closure, args, fn_name, start, dynamic_paths, sto
     example_inputs, input_sources = [], []
     if graph.node_count:
         graph.output([tv.node for tv in outputs])
-        gm = torch.fx.GraphModule(torch.nn.Module(), graph.graph)
+        gm = torch.fx.GraphModule(graph.root, graph.graph)
         by_node = {value.node: (source, value) for source, value in graph.inputs.items()}
         for node in graph.graph.nodes:
             if node.op == "placeholder":

@@ -6,6 +6,7 @@ result is wrapped back into values. Nothing here runs real compute or mutates re
 """
 from __future__ import annotations
 
+import enum
 import operator
 
 import torch
@@ -49,6 +50,10 @@ class GraphBuilder:
         self.node_count = 0
         #: user location of the instruction being traced, stored on each node for reports
         self.current_location: str = ""
+        #: the graph module's root: holds the constants FX cannot write as code (`_embed`), read by get_attr nodes
+        self.root = torch.nn.Module()
+        #: id(constant) -> its get_attr node (the root keeps the constant alive)
+        self._constants: dict = {}
 
     # -- inputs -----------------------------------------------------------------------------------------------
     def to_fake(self, tensor: torch.Tensor):
@@ -97,13 +102,40 @@ class GraphBuilder:
             raise GraphBreak("fake_tensor_error", f"{_name(fn)}: {type(exc).__name__}: {exc}") from None
 
     def create_node(self, op: str, target, args: tuple, kwargs: dict, fake_result):
-        node = self.graph.create_node(op, target, args, kwargs)
+        node = self.graph.create_node(op, target, self._embed(args), self._embed(kwargs))
         node.meta["example_value"] = fake_result
         if isinstance(fake_result, torch.Tensor):
             node.meta["val"] = fake_result
         if self.current_location:
             node.meta["stack_trace"] = self.current_location
         self.node_count += 1
+        return node
+
+    def _embed(self, arg):
+        """`arg` as FX can write it into the graph's code: nodes, and constants whose repr is their source, as they
+        are; containers item by item; any other object (a class, a function, a NumPy scalar, an object) as a
+        get_attr node reading an attribute of the root the graph module is built on."""
+        kind = type(arg)
+        if kind in _SOURCE_FORM or isinstance(arg, _SOURCE_FORM_BASES):
+            return arg
+        if kind in (tuple, list):
+            return kind(self._embed(item) for item in arg)
+        if kind is slice:
+            return slice(self._embed(arg.start), self._embed(arg.stop), self._embed(arg.step))
+        if kind is dict and all(type(key) in _SOURCE_FORM for key in arg):
+            return {key: self._embed(value) for key, value in arg.items()}
+        if isinstance(arg, tuple) and hasattr(arg, "_fields") and all(type(item) in _SOURCE_FORM for item in arg):
+            return arg  # a named tuple of plain constants: FX writes its class as a global
+        return self._constant_node(arg)
+
+    def _constant_node(self, obj):
+        node = self._constants.get(id(obj))
+        if node is None:
+            name = f"_const{len(self._constants)}"
+            setattr(self.root, name, obj)
+            node = self.graph.get_attr(name)
+            node.meta["example_value"] = obj
+            self._constants[id(obj)] = node
         return node
 
     def getitem_node(self, node, index: int, fake):
@@ -123,6 +155,13 @@ class GraphBuilder:
             if not node.users and node not in needed:
                 self.graph.erase_node(node)
                 del self.inputs[source]
+
+
+#: constants FX writes as code that rebuilds them (their repr, or a global FX's code has)
+_SOURCE_FORM = frozenset({int, float, bool, complex, str, bytes, type(None), type(...), type(NotImplemented),
+                          torch.dtype, torch.device, torch.layout, torch.memory_format, torch.Size})
+#: kinds FX writes through a global of their own: nodes, operator overloads, enum members
+_SOURCE_FORM_BASES = (torch.fx.Node, torch._ops.OpOverload, torch._ops.HigherOrderOperator, enum.Enum)
 
 
 def is_symbolic(obj) -> bool:
