@@ -103,7 +103,9 @@ class BreakSteps:
         """The resume parameters for the locals `live`: the original code's names, in its order."""
         return tuple(name for name in self.original.co_varnames if name in live)
 
-    def emit(self, cg, cont, replay: list) -> list:
+    def emit(self, cg, cont, replay) -> list:
+        """The entry's lines from the break on; `replay()` writes the side effects' replay, after the stack and the
+        live locals are rebuilt (they may read what it writes back, and it may use objects they build)."""
         lines = []
         stack = []
         for i, (value, kind) in enumerate(zip(cont.stack, cont.kinds)):
@@ -118,7 +120,8 @@ class BreakSteps:
             expr = cg.load(value) if isinstance(value, Value) else value.source.emit(cg)  # an argument never read
             lines.append(f"___l{index} = {expr}")
             self._locals[name] = f"___l{index}"
-        lines.extend(replay)
+        replayed = replay()
+        lines.extend(replayed)
         opname = cont.inst.opname
         step = {"CALL": self._call, "CALL_FUNCTION_EX": self._call_ex, "FOR_ITER": self._for_iter}.get(opname)
         if step is None and opname in _JUMPS:
@@ -143,7 +146,7 @@ class BreakSteps:
             # within those regions and hands over to the compiled continuation
             lines.append(self._step_call(cg, cont, stack))
         else:
-            if not self.has_prefix and not replay:
+            if not self.has_prefix and not replayed:
                 raise cont.reason.fresh()
             lines.append(self._resume_call(cg, cont.start, stack, cont.locals))
         return lines

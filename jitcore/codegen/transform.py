@@ -169,9 +169,16 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
             lines.append("        raise")
         else:
             lines.append(f"    ___out = ___graph({inputs})")
-    replay = captured.ctx.side_effects.emit(cg) if captured.ctx.side_effects else []
+    side_effects = captured.ctx.side_effects
+
+    def replay() -> list:
+        # written after what runs before it: a made object both rebuilt and replayed is bound (`(___t0 := ...)`)
+        # where the entry first builds it, which must come first in the text as well
+        return side_effects.emit(cg) if side_effects else []
+
     if captured.break_point is None:
         rebuild = cg.load(captured.result)
+        replay = replay()
         if on_fault is not None and not replay and graph_is_pure(captured.gm):
             # rebuilding the result is jitcore's work: a fault there runs the frame natively instead, which is
             # safe because nothing observable has happened yet (the graph mutates no input)
