@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import dis
 import inspect
+import types
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.interpreter import instructions_of
@@ -191,5 +192,6 @@ def _native_callee(state, inst, stack: list, reason: GraphBreak) -> NativeCallee
 
 
 def _has_compiled_copy(fn) -> bool:
-    """A callee worth a compiled copy: a plain Python function (generators and coroutines run natively)."""
-    return not is_disabled(fn) and not fn.__code__.co_flags & _NATIVE_FLAGS
+    """A callee worth a compiled copy: a plain Python function (generators and coroutines run natively, and so do
+    functions that are not Python's, such as Cython's, whose __code__ holds no bytecode)."""
+    return isinstance(fn, types.FunctionType) and not is_disabled(fn) and not fn.__code__.co_flags & _NATIVE_FLAGS

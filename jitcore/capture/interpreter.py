@@ -17,12 +17,13 @@ import sys
 import types
 import weakref
 
-from guards import FunctionMatch, IdMatch
+from guards import FunctionMatch, IdMatch, TypeMatch
 from jitcore.config import config
 from jitcore.marks import is_disabled
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.opcodes import HANDLERS, UNSUPPORTED
 from jitcore.capture.prologues import unwrapped
+from jitcore.capture.side_effects import DELETED
 from jitcore.capture.opcodes.registry import StackEffectError
 from jitcore.capture.sources import (LocalSource, GlobalSource, ModuleGlobalSource, BuiltinSource, CellSource,
                                      AttrSource, ItemSource)
@@ -330,11 +331,10 @@ class FrameState:
     def load_global(self, name: str):
         fn_globals = self.globals
         source = self._global_source(name)
-        if source is not None:
-            assigned = self.ctx.side_effects.load_source(source)
-            if assigned is not None:
-                return assigned
-        if name in fn_globals:
+        assigned = self.ctx.side_effects.load_source(source) if source is not None else None
+        if assigned is not None and assigned is not DELETED:
+            return assigned
+        if name in fn_globals and assigned is None:
             return wrap(self, fn_globals[name], source)
         builtins = self.ctx.builtins if fn_globals is self.ctx.globals else _builtins_of(fn_globals)
         if name in builtins:
@@ -355,6 +355,19 @@ class FrameState:
             raise GraphBreak("side_effect", f"assigning the global {name!r} of a module jitcore cannot reload")
         self.ctx.side_effects.store_source(source, value)
 
+    def delete_global(self, name: str) -> None:
+        """`del name` of a global: replayed after the graph; later reads raise NameError (or find the builtin)."""
+        source = self._global_source(name)
+        if source is None:
+            raise GraphBreak("side_effect", f"deleting the global {name!r} of a module jitcore cannot reload")
+        assigned = self.ctx.side_effects.load_source(source)
+        if assigned is DELETED or (assigned is None and name not in self.globals):
+            raise GraphBreak("user_exception", f"NameError: name '{name}' is not defined")
+        if assigned is None:
+            # the replayed `del` relies on the name being there: a guard that reads it fails (a miss) without it
+            self.ctx.guard(source, TypeMatch(type(self.globals[name])))
+        self.ctx.side_effects.delete_source(source)
+
     def _global_source(self, name):
         if self.globals is self.ctx.globals:
             return GlobalSource(name)
@@ -366,9 +379,11 @@ class FrameState:
     # -- inlining ---------------------------------------------------------------------------------------------
     def inline_call(self, fn, args: list, kwargs: dict, fn_source=None):
         """Trace a call to an existing Python function by running its code in a child frame."""
-        code = getattr(fn, "__code__", None)
-        if code is None:
-            raise GraphBreak("unsupported_call", f"{fn!r} has no Python code")
+        if not isinstance(fn, types.FunctionType):
+            # a Cython function (NumPy's) has a __code__ of placeholder bytes: only a Python function's is bytecode
+            name = getattr(fn, "__qualname__", fn)
+            raise GraphBreak("unsupported_call", f"{name} is not a Python function ({type(fn).__name__})")
+        code = fn.__code__
         if is_disabled(fn):
             raise GraphBreak("disabled_function", f"{fn.__qualname__} is marked with jit.disable")
         if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
