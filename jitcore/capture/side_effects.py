@@ -23,7 +23,8 @@ class _Deleted:
         return "DELETED"
 
 
-#: what `load_attr` answers for an attribute deleted while tracing (replayed as a removal from the __dict__)
+#: what `load_attr` answers for an attribute deleted while tracing (replayed as a removal from the __dict__), and
+#: `load_source` for a global deleted while tracing (replayed as `del` of the name)
 DELETED = _Deleted()
 
 
@@ -78,7 +79,12 @@ class SideEffects:
         self._sources[source] = value
         self._records.setdefault(("source", source), ("source", source, None))
 
+    def delete_source(self, source) -> None:
+        """An assignable source (a global) is deleted: reads see DELETED, the replay deletes it."""
+        self.store_source(source, DELETED)
+
     def load_source(self, source):
+        """The value assigned to source while tracing, DELETED after a `del`, or None."""
         return self._sources.get(source)
 
     # -- replay -----------------------------------------------------------------------------------------------
@@ -108,6 +114,8 @@ class SideEffects:
             elif kind == "attr":
                 computed.append(f"{temp} = {codegen.load(self._final(kind, target, name))}")
                 writes.append(f"setattr({target.source.emit(codegen)}, {name!r}, {temp})")
+            elif self._final(kind, target, name) is DELETED:
+                writes.append(f"del {target.emit(codegen)}")
             else:
                 computed.append(f"{temp} = {codegen.load(self._final(kind, target, name))}")
                 writes.append(f"{target.emit(codegen)} = {temp}")

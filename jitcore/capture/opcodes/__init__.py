@@ -9,7 +9,7 @@ from jitcore.capture.opcodes import (stack, loads, arith, containers, calls, jum
 
 unsupported("generator", "SEND", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT",
             "END_ASYNC_FOR", "GET_YIELD_FROM_ITER", "END_SEND", "CLEANUP_THROW", "BEFORE_ASYNC_WITH")
-unsupported("side_effect", "STORE_NAME", "DELETE_NAME", "DELETE_GLOBAL", "DELETE_DEREF",
+unsupported("side_effect", "STORE_NAME", "DELETE_NAME", "DELETE_DEREF",
             "SETUP_ANNOTATIONS")
 unsupported("unsupported_opcode", "GET_LEN", "MATCH_MAPPING", "MATCH_SEQUENCE", "MATCH_KEYS", "MATCH_CLASS",
             "CHECK_EG_MATCH", "WITH_EXCEPT_START",

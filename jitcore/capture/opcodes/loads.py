@@ -53,6 +53,11 @@ def store_global(state, inst, value):
     state.store_global(inst.argval, value)
 
 
+@opcode("DELETE_GLOBAL", signature="--")
+def delete_global(state, inst):
+    state.delete_global(inst.argval)
+
+
 @opcode("LOAD_ATTR", signature="owner -- method if (oparg & 1), attr")
 def load_attr(state, inst, owner):
     """The method form (oparg & 1) pushes NULL and the bound attribute, which CALL treats like [meth, self]."""
