@@ -362,7 +362,7 @@ class FrameState:
             raise GraphBreak("side_effect", f"deleting the global {name!r} of a module jitcore cannot reload")
         assigned = self.ctx.side_effects.load_source(source)
         if assigned is DELETED or (assigned is None and name not in self.globals):
-            raise GraphBreak("user_exception", f"NameError: name '{name}' is not defined")
+            raise GraphBreak.raises(NameError, f"name '{name}' is not defined")
         if assigned is None:
             # the replayed `del` relies on the name being there: a guard that reads it fails (a miss) without it
             self.ctx.guard(source, TypeMatch(type(self.globals[name])))

@@ -104,9 +104,10 @@ def dict_update(state, inst, dct, unused, update):
 @opcode("UNPACK_SEQUENCE", signature="seq -- unused[oparg]")
 def unpack_sequence(state, inst, seq):
     items = seq.iterate(state)
-    if len(items) != inst.arg:
-        what = "too many" if len(items) > inst.arg else "not enough"
-        raise GraphBreak.raises(ValueError, f"{what} values to unpack (expected {inst.arg})")
+    if len(items) > inst.arg:
+        raise GraphBreak.raises(ValueError, f"too many values to unpack (expected {inst.arg})")
+    if len(items) < inst.arg:
+        raise GraphBreak.raises(ValueError, f"not enough values to unpack (expected {inst.arg}, got {len(items)})")
     return tuple(reversed(items))
 
 
@@ -115,7 +116,8 @@ def unpack_ex(state, inst, seq):
     before, after = inst.arg & 0xFF, inst.arg >> 8
     items = seq.iterate(state)
     if len(items) < before + after:
-        raise GraphBreak.raises(ValueError, "not enough values to unpack")
+        raise GraphBreak.raises(ValueError, f"not enough values to unpack (expected at least {before + after}, "
+                                            f"got {len(items)})")
     middle = ListValue(items[before:len(items) - after])
     ordered = [*items[:before], middle, *items[len(items) - after:]]
     return tuple(reversed(ordered))
