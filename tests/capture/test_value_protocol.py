@@ -20,6 +20,7 @@ class _Context:
     def __init__(self):
         self.guards = []
         self.wrapped = {}
+        self.wrapping = {}
         self.dynamic_paths = frozenset()
         self.side_effects = SideEffects()
 
