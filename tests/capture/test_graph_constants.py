@@ -30,6 +30,13 @@ def test_tensor_type_with_a_tensor_class_and_its_name_matches_eager():
     assert {getattr(counting.graphs[0], n.target) for n in get_attrs} == {torch.HalfTensor, torch.DoubleTensor}
 
 
+def test_graph_attribute_constant_runs_under_aot_eager():
+    def f(a, b):
+        return b.type(a.type(torch.HalfTensor).type()) * 2
+
+    check_against_eager(f, *arg_sets((4, 3), (4, 3)), backend="aot_eager")
+
+
 class _Scale:
     def __init__(self, k):
         self.k = k
