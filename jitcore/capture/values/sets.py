@@ -189,6 +189,15 @@ class SetValue(Value):
                 raise GraphBreak.raises(KeyError, f"{args[0]!r}")
             self.members.pop(key, None)
             return const(None)
+        if name in _UPDATE_METHODS and not kwargs and (args or name != "symmetric_difference_update"):
+            # they take any iterables (the operators take sets only); never folded on a copy of the members
+            if name == "symmetric_difference_update" and len(args) != 1:
+                raise GraphBreak.raises(TypeError, f"set.{name}() takes exactly one argument ({len(args)} given)")
+            self._mutable(state, f"set.{name}()")
+            for other in args:
+                as_set = other if isinstance(other, SetValue) else SetValue(other.iterate(state), state=state)
+                self._in_place(state, _UPDATE_METHODS[name], as_set)
+            return const(None)
         if name == "copy" and not args:
             return SetValue(list(self.members.values()), set_type=self.set_type, state=state)
         mine = self.constant()
@@ -205,6 +214,8 @@ class SetValue(Value):
 
 _IN_PLACE = {"ior": "|", "iand": "&", "isub": "-", "ixor": "^"}
 _IN_PLACE_METHODS = {f"__{op}__": op for op in _IN_PLACE}
+#: the mutating methods that do what an in-place operator does, on any iterables
+_UPDATE_METHODS = {"intersection_update": "iand", "difference_update": "isub", "symmetric_difference_update": "ixor"}
 
 for _tp in (set, frozenset):
     register_container(_tp, lambda value: SetValue([const(v) for v in value], set_type=type(value)))
