@@ -116,6 +116,7 @@ def test_calling_a_class_by_its_kind_in_order():
     assert _names(torch.Size)[0] == "torch constant"
     assert _names(Pair)[0] == "namedtuple"
     assert _names(torch.nn.Linear)[0] == "nn.Module"
+    assert _names(torch.nn.Module.__init__)[0] == "nn.Module.__init__ of a module made inside"
     assert _names(Problem)[0] == "exception"
     assert _names(Mapping)[0] == "dict subclass"
     assert _names(Plain) == ["Python class", "class"]

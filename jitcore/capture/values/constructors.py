@@ -19,6 +19,7 @@ from jitcore.capture.values.call_rules import (CallRule, Meaning, register_calla
 from jitcore.capture.values.constant import const, fold
 from jitcore.capture.values.context import context_for, REGION_CLASSES
 from jitcore.capture.values.dict_object import NewDictObjectValue, dict_constructible
+from jitcore.capture.values.module import NewModuleValue, new_module_argument, NOT_REAL, check_stateless
 from jitcore.capture.values.exception import exception_constructible, construct_exception
 from jitcore.capture.values.sequence import TupleValue
 from jitcore.capture.values.user_object import (NewObjectValue, constructible, class_lookup, relied_class_lookup,
@@ -65,8 +66,45 @@ def _is_module_class(cls) -> bool:
     return isinstance(cls, type) and issubclass(cls, torch.nn.Module)
 
 
+def _torch_nn_class(cls) -> bool:
+    """A module class whose every constructor is torch.nn's own (no user code runs when it is built)."""
+    return all(klass.__module__.startswith("torch.nn.") for klass in cls.__mro__
+               if klass is not object and "__init__" in klass.__dict__)
+
+
 def _module(state, cls, args, kwargs):
-    raise GraphBreak("unsupported_call", f"creating a {cls.__qualname__} module inside a compiled function")
+    """A module made inside the function, without parameters or buffers: torch.nn's classes are built at capture
+    time from constant arguments (their constructors only store them); a user class is made by nn.Module.__init__
+    and its own __init__ is traced on it."""
+    if _torch_nn_class(cls):
+        real_args = [new_module_argument(v) for v in args]
+        real_kwargs = {k: new_module_argument(v) for k, v in kwargs.items()}
+        if NOT_REAL in real_args or NOT_REAL in real_kwargs.values():
+            raise GraphBreak("unsupported_call", f"creating a {cls.__qualname__} module from values that are not "
+                                                 "constants inside a compiled function")
+        with torch.random.fork_rng(devices=[]):
+            module = fold(state, cls, *real_args, **real_kwargs)
+        check_stateless(module)
+        return NewModuleValue(module)
+    init = class_lookup(cls, "__init__")
+    if cls.__new__ is not torch.nn.Module.__new__ and cls.__new__ is not object.__new__ \
+            or not isinstance(init, types.FunctionType):
+        raise GraphBreak("unsupported_call", f"creating a {cls.__qualname__} module inside a compiled function")
+    module = cls.__new__(cls)
+    torch.nn.Module.__init__(module)
+    value = NewModuleValue(module)
+    state.inline_call(init, [value, *args], kwargs)
+    check_stateless(module)
+    return value
+
+
+def _module_init(state, fn, args, kwargs):
+    """nn.Module.__init__(self) on a module made inside (a user class's `super().__init__()`): torch's own code,
+    run on the real object."""
+    if len(args) != 1 or kwargs or not isinstance(args[0], NewModuleValue):
+        return NotImplemented
+    torch.nn.Module.__init__(args[0].module)
+    return const(None)
 
 
 def _dict_object(state, cls, args, kwargs):
@@ -140,6 +178,8 @@ for _cls in (torch.Size, torch.device, torch.dtype, torch.finfo, torch.iinfo):
     register_callable(_cls, KNOWN_CALLABLE, _CONSTANT)
 
 register_predicate(NAMEDTUPLE_CLASS, _is_namedtuple, CallRule("namedtuple", Meaning.CONSTRUCT, _namedtuple))
+register_callable(torch.nn.Module.__init__, KNOWN_CALLABLE,
+                  CallRule("nn.Module.__init__ of a module made inside", Meaning.LOOKASIDE, _module_init))
 register_predicate(MODULE_CLASS, _is_module_class, CallRule("nn.Module", Meaning.CONSTRUCT, _module))
 register_predicate(EXCEPTION_CLASS, exception_constructible,
                    CallRule("exception", Meaning.CONSTRUCT, construct_exception))

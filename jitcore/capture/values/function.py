@@ -10,7 +10,7 @@ import types
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource
 from jitcore.capture.values.base import Value, KnownObjectValue
-from jitcore.capture.values.call_rules import call
+from jitcore.capture.values.call_rules import call, first_rule, Meaning
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.wrapping import wrap
 from jitcore.capture.values.sequence import TupleValue
@@ -153,6 +153,9 @@ class UserMethodValue(Value):
         return super().getattr(state, name)
 
     def call(self, state, args, kwargs):
+        if first_rule(self.fn).meaning is Meaning.LOOKASIDE:
+            # a method jitcore runs itself (nn.Module.__init__ on a module made inside, from super().__init__())
+            return call(state, self.fn, [self.self_value, *args], kwargs)
         return state.inline_call(self.fn, [self.self_value, *args], kwargs)
 
     def compiled_callee(self, state, compilable):

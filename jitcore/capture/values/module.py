@@ -5,6 +5,7 @@ guarded on its own source. Parameters, buffers and submodules are read from the 
 """
 from __future__ import annotations
 
+import copy
 import types
 
 import torch
@@ -13,7 +14,7 @@ from torch.nn.modules import module as _module_impl
 from guards import DictKeysMatch, InstanceDictAbsent, LengthMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource, ItemSource, ModuleDictSource
-from jitcore.capture.values.base import Value, MethodCallValue
+from jitcore.capture.values.base import Value, MethodCallValue, NOT_CONSTANT
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.mapping import DictValue
 from jitcore.capture.values.objects import ClassValue
@@ -21,7 +22,7 @@ from jitcore.capture.values.sequence import ListValue, TupleValue
 from jitcore.capture.values.user_object import _class_attribute
 from jitcore.capture.values.wrapping import wrap
 
-__all__ = ["ModuleValue"]
+__all__ = ["ModuleValue", "NewModuleValue", "new_module_argument", "NOT_REAL", "check_stateless"]
 
 _HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 _GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
@@ -262,3 +263,71 @@ def _class_lookup(cls, name):
     return None
 
 
+
+
+class NewModuleValue(ModuleValue):
+    """A torch.nn module built inside the captured function, without parameters or buffers (an activation, a
+    container of them, a user module holding constants). The real object is built at capture time and is the model
+    of the one each call makes: its attributes are constants of the graph, and writes of constants (`m.s = 4.0`,
+    `m.eval()`) are applied to it as the trace reaches them. Each call that lets it escape gets a fresh copy."""
+
+    __slots__ = ()
+    needs_identity = True
+
+    @property
+    def kind_name(self):
+        return f"new {type(self.module).__name__} module"
+
+    def _child(self, state, dict_name, key, value):
+        if isinstance(value, torch.nn.Module):
+            return NewModuleValue(value)
+        return super()._child(state, dict_name, key, value)
+
+    def getattr(self, state, name):
+        if name in ("train", "eval") and name not in self.module.__dict__:
+            return MethodCallValue(self, name)
+        return super().getattr(state, name)
+
+    def call_method(self, state, name, args, kwargs):
+        if name in ("train", "eval") and not kwargs and len(args) <= (1 if name == "train" else 0):
+            mode = args[0].constant() if args else True
+            if type(mode) is not bool:
+                raise GraphBreak("unsupported_value", f"{type(self.module).__name__}.train() of a non-constant")
+            getattr(self.module, name)(*([mode] if args else []))
+            return self
+        return super().call_method(state, name, args, kwargs)
+
+    def setattr(self, state, name, value):
+        real = new_module_argument(value)
+        if real is NOT_REAL or name.startswith("_") or name == "forward":
+            raise GraphBreak("side_effect", f"setting {type(self.module).__name__}.{name} to {value.kind_name} "
+                                            "on a module made inside the function")
+        setattr(self.module, name, real)
+        check_stateless(self.module)
+
+    def reconstruct(self, codegen):
+        return f"{codegen.constant_object(copy.deepcopy, 'deepcopy')}({codegen.constant_object(self.module, 'module')})"
+
+
+NOT_REAL = object()
+
+
+def new_module_argument(value):
+    """The real object a constructor argument or attribute stands for: a constant, a module made inside, or a
+    list / tuple of those; `NOT_REAL` for anything else (a tensor, an object the trace models)."""
+    if isinstance(value, NewModuleValue):
+        return value.module
+    if isinstance(value, (ListValue, TupleValue)) and value.python_type() in (list, tuple):
+        items = value.sequence_items()
+        items = None if items is None else [new_module_argument(v) for v in items]
+        if items is None or any(i is NOT_REAL for i in items):
+            return NOT_REAL
+        return list(items) if isinstance(value, ListValue) else tuple(items)
+    c = value.constant()
+    return NOT_REAL if c is NOT_CONSTANT or isinstance(c, torch.Tensor) else c
+
+
+def check_stateless(module):
+    if next(module.parameters(), None) is not None or next(module.buffers(), None) is not None:
+        raise GraphBreak("unsupported_call", f"creating a {type(module).__qualname__} module with parameters or "
+                                             "buffers inside a compiled function")
