@@ -157,3 +157,23 @@ def test_user_module_init_side_effects_replayed():
     got = jit.compile(fn, backend="eager")(x, compiled_log)
     assert_same(expected, got)
     assert compiled_log == eager_log
+
+
+class Holder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.items = []
+
+    def forward(self, x):
+        self.items.append(1)
+        return x + len(self.items)
+
+
+def test_mutable_attribute_of_module_made_inside_keeps_its_mutations():
+    def fn(x):
+        h = Holder()
+        h(x)
+        return h(x), len(h.items)
+
+    x = randn(3)
+    assert_same(fn(x), jit.compile(fn, backend="eager")(x))

@@ -299,7 +299,7 @@ class NewModuleValue(ModuleValue):
 
     def setattr(self, state, name, value):
         real = new_module_argument(value)
-        if real is NOT_REAL or name.startswith("_") or name == "forward":
+        if not _immutable(real) or name.startswith("_") or name == "forward":
             raise GraphBreak("side_effect", f"setting {type(self.module).__name__}.{name} to {value.kind_name} "
                                             "on a module made inside the function")
         setattr(self.module, name, real)
@@ -325,6 +325,15 @@ def new_module_argument(value):
         return list(items) if isinstance(value, ListValue) else tuple(items)
     c = value.constant()
     return NOT_REAL if c is NOT_CONSTANT or isinstance(c, torch.Tensor) else c
+
+
+def _immutable(real) -> bool:
+    """A value an attribute of a module made inside may hold as a constant: later reads wrap the real object again,
+    so it must not be one the trace could mutate (a list) -- or a module made inside, itself modelled."""
+    if isinstance(real, tuple):
+        return all(_immutable(r) for r in real)
+    return isinstance(real, torch.nn.Module) or type(real) in (int, float, bool, str, complex, type(None),
+                                                                torch.dtype, torch.device, torch.Size)
 
 
 def check_stateless(module):
