@@ -16,7 +16,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource
 from jitcore.capture.values.base import NOT_CONSTANT, MethodCallValue
 from jitcore.capture.values.constant import const
-from jitcore.capture.values.mapping import DictValue
+from jitcore.capture.values.mapping import DictValue, key_source
 from jitcore.capture.values.objects import ClassValue
 from jitcore.capture.values.user_object import (_DunderProtocol, _class_attribute, class_lookup, relied_class_lookup,
                                                 default_store, default_delete, _MISSING)
@@ -150,7 +150,7 @@ class NewDictObjectValue(_DunderProtocol, DictValue):
     def reconstruct(self, codegen):
         build = codegen.constant_object(build_dict_object, "build_dict_object")
         cls = codegen.constant_object(self.dict_type, "cls")
-        items = "".join(f"({codegen.constant(k)}, {codegen.load(v)}), " for k, v in self.items.items())
+        items = "".join(f"({key_source(codegen, k)}, {codegen.load(v)}), " for k, v in self.items.items())
         attrs = "".join(f"{name!r}: {codegen.load(v)}, " for name, v in self.attrs.items())
         return f"{build}({cls}, ({items}), {{{attrs}}})"
 

@@ -15,12 +15,51 @@ from jitcore.capture.values.function import UserMethodValue
 from jitcore.capture.values.iterator import DictIteratorValue
 from jitcore.capture.values.sequence import ListValue, TupleValue
 
-__all__ = ["DictValue", "DictViewValue", "mapping_entries", "pairs_entries"]
+__all__ = ["DictValue", "DictViewValue", "mapping_entries", "pairs_entries", "IdentityKey", "key_value", "key_source"]
+
+
+class IdentityKey:
+    """A dict key that hashes by identity in Python (a tensor): equal to another exactly when both stand for the
+    same object. Holds the key's value, which iteration and reconstruction give back."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __hash__(self):
+        return id(self.value.identity())
+
+    def __eq__(self, other):
+        return isinstance(other, IdentityKey) and other.value.identity() is self.value.identity()
+
+    def __repr__(self):
+        return f"<{self.value.kind_name}>"
+
+
+def key_value(k) -> Value:
+    """The value of a dict key as stored by `_key`."""
+    return k.value if isinstance(k, IdentityKey) else const(k)
+
+
+def key_source(codegen, k) -> str:
+    """An expression for a dict key as stored by `_key`."""
+    return codegen.load(k.value) if isinstance(k, IdentityKey) else codegen.constant(k)
+
+
+def _key_error(k) -> GraphBreak:
+    """The KeyError Python raises for missing key k; for a tensor key (whose message prints its data) a break."""
+    if isinstance(k, IdentityKey):
+        return GraphBreak("unsupported_value", "a KeyError whose key is a tensor")
+    return GraphBreak.raises(KeyError, f"{k!r}")
 
 
 def _key(state, key):
     k = key.constant()
     if k is NOT_CONSTANT:
+        if key.is_tensor() and key.identity() is not None:
+            # a tensor hashes by id(): two keys are one entry exactly when they are the same tensor
+            return IdentityKey(key)
         raise GraphBreak("unsupported_value", f"a dict key that is a {key.kind_name}")
     try:
         hash(k)
@@ -77,7 +116,7 @@ class DictValue(Value):
     def constant(self):
         out = {}
         for k, v in self.items.items():
-            c = v.constant()
+            c = NOT_CONSTANT if isinstance(k, IdentityKey) else v.constant()
             if c is NOT_CONSTANT:
                 return NOT_CONSTANT
             out[k] = c
@@ -111,7 +150,7 @@ class DictValue(Value):
         return len(self.items)
 
     def iterate(self, state):
-        return [const(k) for k in self.items]
+        return [key_value(k) for k in self.items]
 
     def live_iterator(self, state):
         if self._override("__iter__") is not None:
@@ -121,10 +160,10 @@ class DictValue(Value):
     def view_item(self, mode, key):
         """The item a keys / values / items view yields for `key`."""
         if mode == "keys":
-            return const(key)
+            return key_value(key)
         if mode == "values":
             return self.items[key]
-        return TupleValue([const(key), self.items[key]])
+        return TupleValue([key_value(key), self.items[key]])
 
     def getitem(self, state, key):
         k = _key(state, key)
@@ -133,7 +172,7 @@ class DictValue(Value):
             if missing is not None:
                 # dict_subscript: a subclass's __missing__ answers a missing key (Counter's 0)
                 return state.inline_call(missing, [self, key], {})
-            raise GraphBreak.raises(KeyError, f"{k!r}")
+            raise _key_error(k)
         return self.items[k]
 
     def _missing_hook(self):
@@ -180,8 +219,8 @@ class DictValue(Value):
     def replay(self, codegen, values: str, initial) -> str:
         target = self.source.emit(codegen)
         removed, written = self._delta(initial)
-        lines = [f"{target}.pop({codegen.constant(k)}, None)" for k in removed]
-        lines += [f"{target}[{codegen.constant(k)}] = {values}[{i}]" for i, k in enumerate(written)]
+        lines = [f"{target}.pop({key_source(codegen, k)}, None)" for k in removed]
+        lines += [f"{target}[{key_source(codegen, k)}] = {values}[{i}]" for i, k in enumerate(written)]
         return "; ".join(lines) or "pass"
 
     def setitem(self, state, key, value):
@@ -192,7 +231,7 @@ class DictValue(Value):
         self._mutable(state, "del")
         k = _key(state, key)
         if k not in self.items:
-            raise GraphBreak.raises(KeyError, f"{k!r}")
+            raise _key_error(k)
         del self.items[k]
 
     def binary_op(self, state, op, other, reflected):
@@ -241,7 +280,7 @@ class DictValue(Value):
                     return items.pop(k)
                 if len(args) == 2:
                     return args[1]
-                raise GraphBreak.raises(KeyError, f"{k!r}")
+                raise _key_error(k)
             if name == "setdefault":
                 return items.setdefault(_key(state, args[0]), args[1] if len(args) > 1 else const(None))
             if name == "clear":
@@ -251,17 +290,19 @@ class DictValue(Value):
                 if not items:
                     raise GraphBreak.raises(KeyError, "popitem(): dictionary is empty")
                 k, v = items.popitem()
-                return TupleValue([const(k), v])
+                return TupleValue([key_value(k), v])
         return super().call_method(state, name, args, kwargs)
 
     def as_fx_arg(self, state):
+        if any(isinstance(k, IdentityKey) for k in self.items):
+            raise GraphBreak("unsupported_value", "passing a dict keyed by tensors to a tensor operation")
         return {k: v.as_fx_arg(state) for k, v in self.items.items()}
 
     def as_fake(self, state):
         return {k: v.as_fake(state) for k, v in self.items.items()}
 
     def reconstruct(self, codegen):
-        body = "".join(f"{codegen.constant(k)}: {codegen.load(v)}, " for k, v in self.items.items())
+        body = "".join(f"{key_source(codegen, k)}: {codegen.load(v)}, " for k, v in self.items.items())
         return "{" + body + "}" if self.dict_type is dict else codegen.build_typed_dict(self.dict_type, body)
 
 
@@ -324,6 +365,8 @@ class DictViewValue(Value):
     def real_view(self):
         """A real view with the same entries, when every entry it shows is a constant (else NOT_CONSTANT)."""
         if self.mode == "keys":
+            if any(isinstance(k, IdentityKey) for k in self.mapping.items):
+                return NOT_CONSTANT
             return dict.fromkeys(self.mapping.items).keys()
         entries = self.mapping.constant()
         return NOT_CONSTANT if entries is NOT_CONSTANT else getattr(entries, self.mode)()
