@@ -43,6 +43,9 @@ _kind("unsupported_call", "a call to a function jitcore cannot trace or put in t
       here="move the call out of {where}, mark the callee with @jit.disable to keep it out of tracing, or wrap it "
            "with jit.allow_in_graph if it only does tensor work",
       process_state="call {callee} once outside {where} (e.g. at start-up)")
+_kind("class_statement", "a class statement runs in Python (a new class each call)",
+      "define the class at module level, outside the compiled function",
+      here="define the class at module level instead of inside {where}; the code after it is compiled")
 _kind("print_or_io", "printing, logging and I/O have to run in Python",
       "move the print/log call out of the compiled function, or only print outside the hot path",
       here="move the print/log call out of {where} (return the value and print it after the call), or print only "

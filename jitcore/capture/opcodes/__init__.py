@@ -13,7 +13,7 @@ unsupported("side_effect", "STORE_NAME", "DELETE_NAME", "DELETE_DEREF",
             "SETUP_ANNOTATIONS")
 unsupported("unsupported_opcode", "GET_LEN", "MATCH_MAPPING", "MATCH_SEQUENCE", "MATCH_KEYS", "MATCH_CLASS",
             "CHECK_EG_MATCH", "WITH_EXCEPT_START",
-            "LOAD_BUILD_CLASS", "LOAD_LOCALS", "LOAD_NAME",
+            "LOAD_LOCALS", "LOAD_NAME",
             "CALL_INTRINSIC_2", "LOAD_FROM_DICT_OR_GLOBALS", "LOAD_FROM_DICT_OR_DEREF")
 
 __all__ = ["HANDLERS", "UNSUPPORTED", "Signature"]
