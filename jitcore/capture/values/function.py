@@ -53,11 +53,17 @@ class UserFunctionValue(KnownObjectValue):
         return (self.fn, None) if compilable(self.fn) else None
 
 
+#: a function's attributes that decide what calling it runs: writing one is not a plain attribute
+_RUNS_BY = frozenset({"__code__", "__defaults__", "__kwdefaults__", "__globals__", "__closure__", "__call__"})
+
+
 class NestedFunctionValue(Value):
     """A function made by MAKE_FUNCTION inside the captured code: code, defaults and closure cells as values."""
 
     __slots__ = ("code", "globals", "defaults", "kwdefaults", "closure", "qualname", "attrs",
                  "annotations")
+    #: a function is an object with identity: one made inside and held in two places is rebuilt once
+    needs_identity = True
 
     def __init__(self, code, fn_globals, defaults, kwdefaults, closure, qualname, annotations=None):
         super().__init__(None)
@@ -101,6 +107,8 @@ class NestedFunctionValue(Value):
         return super().getattr(state, name)
 
     def setattr(self, state, name, value):
+        if name in _RUNS_BY:
+            raise GraphBreak("side_effect", f"setting {name} of a function made inside changes how it runs")
         self.attrs.items[name] = value  # made while tracing: nothing outside has seen it yet
 
     def call(self, state, args, kwargs):
