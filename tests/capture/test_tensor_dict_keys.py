@@ -83,3 +83,21 @@ def test_tensor_keys_under_enabled():
     with jit.enabled(backend="eager"):
         got = iterate_tensor_keys(x)
     assert_same(iterate_tensor_keys(x), got)
+
+
+def test_tensor_key_written_into_a_dict_passed_in():
+    def fn(x, d):
+        y = x * 2
+        d[y] = 1
+        d.pop("a", None)
+        return y + len(d)
+
+    x = randn(3)
+    eager_d, compiled_d = {"a": 1, "b": 2}, {"a": 1, "b": 2}
+    expected = fn(x, eager_d)
+    got = jit.compile(fn, backend="eager")(x, compiled_d)
+    assert_same(expected, got)
+    assert list(compiled_d)[0] == "b" and len(compiled_d) == 2
+    (key,) = [k for k in compiled_d if isinstance(k, torch.Tensor)]
+    assert key is not None and compiled_d[key] == 1
+    assert_same(key, x * 2)
