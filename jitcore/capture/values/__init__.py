@@ -126,12 +126,14 @@ def _wrap_callable(state, value, source):
     if type(value) is types.BuiltinMethodType and isinstance(owner, type):
         # a C classmethod read from its class (dict.fromkeys) is a new object on every read, equal to the last
         _guard(state, source, EqualsMatch(value))
-        return _CALLABLE_KINDS.get(rule.meaning, OpaqueValue)(value, source)
+        return _CALLABLE_KINDS.get(rule.meaning if rule else Meaning.OPAQUE, OpaqueValue)(value, source)
     if owner is not None and not isinstance(owner, (types.ModuleType, type)):
         # a builtin method bound to an instance is a fresh object on every read: identity never matches
         _guard(state, source, TypeMatch(type(value)))
         return OpaqueValue(value, source)
     _guard(state, source, IdMatch(value))
+    if rule is None:  # a callable no rule claims (a Cython function): not looked into
+        return OpaqueValue(value, source)
     if rule.meaning is Meaning.NATIVE:
         return NativeFunctionValue(value, source, rule.break_kind)
     return _CALLABLE_KINDS[rule.meaning](value, source)

@@ -161,7 +161,8 @@ class UserMethodValue(Value):
         return super().getattr(state, name)
 
     def call(self, state, args, kwargs):
-        if first_rule(self.fn).meaning is Meaning.LOOKASIDE:
+        rule = first_rule(self.fn)  # None for a callable no rule claims (a Cython method): inline_call breaks
+        if rule is not None and rule.meaning is Meaning.LOOKASIDE:
             # a method jitcore runs itself (nn.Module.__init__ on a module made inside, from super().__init__())
             return call(state, self.fn, [self.self_value, *args], kwargs)
         return state.inline_call(self.fn, [self.self_value, *args], kwargs)
