@@ -128,7 +128,10 @@ def symbolic_context(real: torch.Tensor, dims: list) -> StatelessSymbolicContext
         elif dim in ranges and (ranges[dim].min is not None or ranges[dim].max is not None):
             lo = ranges[dim].min if ranges[dim].min is not None else 0
             hi = ranges[dim].max if ranges[dim].max is not None else int(1e18)
-            constraints.append(StrictMinMaxConstraint(vr=ValueRanges(lo, hi), warn_only=False))
+            if lo <= real.size(dim) <= hi:
+                constraints.append(StrictMinMaxConstraint(vr=ValueRanges(lo, hi), warn_only=False))
+            else:
+                constraints.append(None)  # this tensor is outside the marked range: dynamic, without the bounds
         else:
             constraints.append(RelaxedUnspecConstraint(warn_only=False))
     n = real.dim()

@@ -335,3 +335,43 @@ class SizeBoolValue(Value):
 
     def reconstruct(self, codegen):
         return codegen.constant(self.constant())
+
+
+class SizeSliceValue(Value):
+    """`x[a:n]` with a symbolic bound: a slice whose graph argument holds the size nodes (no specialisation)."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts):
+        super().__init__(None)
+        self.parts = list(parts)
+
+    def python_type(self):
+        return slice
+
+    def children(self):
+        return list(self.parts)
+
+    def constant(self):
+        return slice(*(p.constant() for p in self.parts))
+
+    def as_fx_arg(self, state):
+        return slice(*(p.as_fx_arg(state) for p in self.parts))
+
+    def as_fake(self, state):
+        return slice(*(p.as_fake(state) for p in self.parts))
+
+    def reconstruct(self, codegen):
+        return codegen.constant(self.constant())
+
+
+def symbolic_slice(parts):
+    """A SizeSliceValue when a bound is a symbolic size (constants and None elsewhere), else None."""
+    if not any(isinstance(p, SizeValue) and p.is_symbolic_number() for p in parts):
+        return None
+    for p in parts:
+        if not (isinstance(p, SizeValue) and p.is_symbolic_number()):
+            c = p.constant()
+            if not (c is None or type(c) is int):
+                return None
+    return SizeSliceValue(parts)
