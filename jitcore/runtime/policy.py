@@ -73,6 +73,19 @@ class RecompilePolicy:
     def dynamic(self) -> Dynamic:
         return Dynamic(self.dynamic_paths, ShapeChoice(self.shape_mode, self.varied_dims))
 
+    def inherit(self, dynamic_locals: dict) -> None:
+        """A resume function's policy takes over what the frame that broke into it had made dynamic: tensor dims
+        ({name: dims}) and numbers ({name: None}) of the live locals it receives as arguments."""
+        if self.shape_mode is not None:
+            return
+        for name, dims in dynamic_locals.items():
+            path = (("local", name),)
+            if dims is None:
+                if self.learns and type(name) is str:
+                    self.dynamic_paths = self.dynamic_paths | {path}
+            else:
+                self.varied_dims = self.varied_dims | {(path, d) for d in dims}
+
     def note_shapes(self, captured, shapes) -> None:
         """A capture's shape guards were made; a dim marked dynamic that tracing made a constant is reported."""
         if shapes.violation:

@@ -308,3 +308,31 @@ def test_register_and_enabled_use_the_same_policy():
     finally:
         jit.unregister(model)
     assert counting.graph_count == 2
+
+
+def _breaks_in_the_middle(x):
+    n = x.shape[0]
+    y = x * n
+    print("between the graphs")
+    return y.sum(0) + n, n, y.shape[0] + 1
+
+
+def test_a_resume_function_receives_symbolic_sizes_and_inherits_the_dynamic_dims(capsys):
+    counting = CountingBackend()
+    compiled = jit.compile(_breaks_in_the_middle, backend=counting)
+    for batch in (2, 3, 4, 5, 6):
+        x = torch.randn(batch, 3)
+        jit.mark_dynamic(x, 0)
+        got, want = compiled(x), _breaks_in_the_middle(x)
+        torch.testing.assert_close(got[0], want[0])
+        assert got[1:] == want[1:]
+    assert counting.graph_count == 2  # the prefix and the resume function, both dynamic from their first call
+    assert capsys.readouterr().out == "between the graphs\n" * 10
+
+
+def test_a_resume_function_under_automatic_dynamic_stays_correct(capsys):
+    counting = CountingBackend()
+    compiled = jit.compile(_breaks_in_the_middle, backend=counting)
+    for batch in (2, 3, 4, 5, 6, 2):
+        compare_call(_breaks_in_the_middle, compiled, (torch.randn(batch, 3),))
+    assert counting.graph_count == 4  # each of the two graphs: static, then dynamic
