@@ -12,7 +12,7 @@ import operator
 import torch
 import torch.fx
 from torch._subclasses.fake_tensor import FakeTensorMode, DataDependentOutputException, DynamicOutputShapeException
-from torch.fx.experimental.symbolic_shapes import ShapeEnv, compute_unbacked_bindings
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv, compute_unbacked_bindings
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture import shapes
@@ -119,6 +119,9 @@ class GraphBuilder:
                 return fn(*args, **kwargs)
         except _DATA_DEPENDENT as exc:
             raise GraphBreak("data_dependent", f"{_name(fn)} needs tensor data ({type(exc).__name__})") from None
+        except GuardOnDataDependentSymNode:
+            # a decision on a size that depends on tensor data (after nonzero, x[mask])
+            raise GraphBreak("data_dependent", f"{_name(fn)} decides on a data-dependent size") from None
         except GraphBreak:
             raise
         except Exception as exc:

@@ -181,7 +181,8 @@ def finish_shapes(shape_env, inputs: list) -> ShapeGuards | None:
     except Exception as error:  # ConstraintViolationError: a mark_dynamic'ed dim was specialised
         if type(error).__name__ != "ConstraintViolationError":
             raise
-        violation = ShapeRelationMatch([], names).user_text(str(error).split("\n")[0])
+        first_line = str(error).split("\n")[0].split(" For more information")[0]
+        violation = ShapeRelationMatch([], names).user_text(first_line)
         exprs = shape_env.produce_guards(examples, tokens, source_ref=_token_name, ignore_static=True)
     matches = {}
     for item in inputs:

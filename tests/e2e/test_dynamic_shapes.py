@@ -336,3 +336,34 @@ def test_a_resume_function_under_automatic_dynamic_stays_correct(capsys):
     for batch in (2, 3, 4, 5, 6, 2):
         compare_call(_breaks_in_the_middle, compiled, (torch.randn(batch, 3),))
     assert counting.graph_count == 4  # each of the two graphs: static, then dynamic
+
+
+def test_a_marked_dim_that_tracing_makes_constant_is_reported_and_stays_correct(monkeypatch):
+    def f(x):
+        out = x
+        for _ in range(x.shape[0]):
+            out = out + 1
+        return out
+
+    found, listen = _recompiles(monkeypatch)
+    compiled = jit.compile(f, backend="eager")
+    try:
+        for batch in (3, 4):
+            x = torch.randn(batch)
+            jit.mark_dynamic(x, 0)
+            torch.testing.assert_close(compiled(x), f(x))
+    finally:
+        events.unsubscribe(listen)
+    assert any("marked with mark_dynamic became a constant" in m and "x.shape[0]" in m for m in found)
+
+
+def test_a_branch_on_a_data_dependent_size_breaks_the_graph_and_stays_correct():
+    def f(x):
+        nz = x.nonzero()
+        if nz.shape[0] > 2:
+            return x + 1
+        return x - 1
+
+    compiled = jit.compile(f, backend="eager")
+    for values in ([1.0, 0.0, 2.0], [1.0, 2.0, 3.0, 0.0, 4.0], [0.0, 0.0], [5.0, 6.0, 7.0]):
+        compare_call(f, compiled, (torch.tensor(values),))
