@@ -67,7 +67,7 @@ class TensorValue(Value):
         if self.fake.dim() == 0:
             raise GraphBreak.raises(TypeError, "len() of a 0-d tensor")
         n = metadata_value(state, self, self.fake.shape[0], "len()", "size", (0,))
-        return n if isinstance(n, Value) else n
+        return n.constant() if isinstance(n, ConstantValue) else n
 
     def iterate(self, state):
         n = self.length(state)
@@ -161,7 +161,6 @@ def metadata_value(state, tensor, value, what: str, method: str, args: tuple):
         return _metadata_constant(value, what)
     if isinstance(value, tuple) and is_symbolic(value) and not args:
         items = [metadata_value(state, tensor, item, what, method, (i,)) for i, item in enumerate(value)]
-        from jitcore.capture.values.sequence import TupleValue
         return TupleValue(items, tuple_type=None if type(value) is tuple else type(value))
     return _metadata_constant(value, what)
 
