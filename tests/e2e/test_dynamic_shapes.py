@@ -368,3 +368,16 @@ def test_a_branch_on_a_data_dependent_size_breaks_the_graph_and_stays_correct():
     compiled = jit.compile(f, backend="eager")
     for values in ([1.0, 0.0, 2.0], [1.0, 2.0, 3.0, 0.0, 4.0], [0.0, 0.0], [5.0, 6.0, 7.0]):
         compare_call(f, compiled, (torch.tensor(values),))
+
+
+def test_comparing_whole_shapes_guards_the_relation_without_specialising():
+    def f(x, y):
+        same = x.shape == y.shape
+        out = torch.zeros(x.shape) + x.view(*x.shape)
+        return (out + y if same else out.sum(0) + y.sum(0)), same, x.shape != y.shape
+
+    counting = CountingBackend()
+    compiled = jit.compile(f, backend=counting, dynamic=True)
+    for a, b in [(3, 3), (4, 4), (5, 2), (6, 6), (2, 7)]:
+        compare_call(f, compiled, (torch.randn(a, 2), torch.randn(b, 2)))
+    assert counting.graph_count == 2  # one graph per outcome of the comparison
