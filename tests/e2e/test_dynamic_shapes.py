@@ -381,3 +381,22 @@ def test_comparing_whole_shapes_guards_the_relation_without_specialising():
     for a, b in [(3, 3), (4, 4), (5, 2), (6, 6), (2, 7)]:
         compare_call(f, compiled, (torch.randn(a, 2), torch.randn(b, 2)))
     assert counting.graph_count == 2  # one graph per outcome of the comparison
+
+
+def test_inductor_compiles_one_shape_generic_graph_forward_and_backward():
+    def f(x, w):
+        n = x.shape[0]
+        return (torch.relu(x @ w) * n).view(n * 2, -1)
+
+    w = torch.randn(4, 6, requires_grad=True)
+    reference = w.detach().clone().requires_grad_(True)
+    counting = CountingBackend("inductor")
+    compiled = jit.compile(f, backend=counting, dynamic=True)
+    for batch in (3, 5, 8):
+        x = torch.randn(batch, 4)
+        got, want = compiled(x, w), f(x, reference)
+        torch.testing.assert_close(got, want)
+        got.sum().backward()
+        want.sum().backward()
+        torch.testing.assert_close(w.grad, reference.grad)
+    assert counting.graph_count == 1
