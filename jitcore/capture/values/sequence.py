@@ -127,13 +127,8 @@ class SequenceValue(Value):
         return self.container(v.as_fake(state) for v in self.sequence_items())
 
 
-def _is_symbolic(value) -> bool:
-    symbolic = getattr(value, "is_symbolic_number", None)
-    return symbolic is not None and symbolic()
-
-
 def _holds_symbolic(items) -> bool:
-    return any(_is_symbolic(item) for item in items)
+    return any(item.is_symbolic_number() for item in items)
 
 
 def _symbolic_equality(state, op, left, right):
