@@ -288,7 +288,7 @@ def _symbolic_shape(fake) -> bool:
 def _specialize_dynamic_ints(values) -> bool:
     found = False
     for value in values:
-        if value.is_symbolic_number() and getattr(value, "roots", ()):
+        if value.is_symbolic_number() and not isinstance(value, SizeValue):
             # a dynamic Python int (not a tensor size, which stays symbolic)
             value.constant()
             found = True
