@@ -132,7 +132,12 @@ class GraphBuilder:
         node.meta["example_value"] = fake_result
         if isinstance(fake_result, (torch.Tensor, torch.SymInt, torch.SymFloat, torch.SymBool)):
             node.meta["val"] = fake_result
-        bindings = compute_unbacked_bindings(self.shape_env, fake_result)
+        try:
+            bindings = compute_unbacked_bindings(self.shape_env, fake_result)
+        except Exception:
+            # data-dependent values used inside the op only (x[i] with a 0-d index tensor): nothing to bind
+            self.shape_env.pending_fresh_unbacked_symbols.clear()
+            bindings = None
         if bindings:
             # where each new data-dependent size is read from the result (aot_autograd needs it)
             node.meta["unbacked_bindings"] = bindings
