@@ -25,6 +25,7 @@ from guards.checks import (
     TypeMatch,
 )
 from guards.torch_checks import BatchIdentityMatch, GlobalStateMatch, StorageOffsetMatch, TensorMatch
+from guards.relations import ShapeRelationMatch
 from guards.compile import GuardFunction, compile_tree
 from guards.render import Namespace
 from guards.tree import GuardNode, GuardTree, count_checks
@@ -52,6 +53,7 @@ __all__ = [
     "NotNoneMatch",
     "Relation",
     "SameObject",
+    "ShapeRelationMatch",
     "StorageOffsetMatch",
     "TensorMatch",
     "TypeMatch",

@@ -63,6 +63,14 @@ class GuardFunction:
         read = _Reader(self, args, cells)
         failed = []
         for node, check, user_name in self._plan:
+            if type(node) is tuple:  # a relation over several paths
+                values = [read(n) for n in node]
+                if any(error is not None for _, error in values):
+                    continue  # a leaf check on that path already failed
+                why = check.explain(tuple(value for value, _ in values))
+                if why is not None:
+                    failed.append(((), user_name, check, None, why))
+                continue
             if node.parent is None:
                 value = None  # a root check reads the global state itself
             else:
@@ -178,6 +186,8 @@ def _schedule(tree: GuardTree) -> list[tuple[GuardNode, Check, str]]:
         if remaining[node] == 0:
             for child in node.children.values():
                 open_node(child)
+    # relations read values whose leaf checks all ran: they come last, as (nodes, check, user_name)
+    plan += [(nodes, check, user_name) for check, nodes, user_name in tree.relations]
     return plan
 
 
@@ -226,6 +236,11 @@ class _Codegen:
                     self._emit(f"if not ({merged[2]}):  # {_comment(merged[3])}")
                     self._emit("    return False")
                 continue
+            if type(node) is tuple:
+                rendered = check.render_many([self._value(n) for n in node], self._ns)
+                self._emit(f"if not ({rendered}):  # {_comment(user_name)}")
+                self._emit("    return False")
+                continue
             var = "None" if node.parent is None else self._value(node)
             if isinstance(check, Relation):
                 others = [self._value(self._tree.node(path)) for path in check.other_paths]
@@ -246,6 +261,8 @@ class _Codegen:
             return None
         picked, examples, names = [], [], []
         for node, check, user_name in plan:
+            if type(node) is tuple:
+                continue
             native = getattr(check, "native_check", None)
             if native is None or node.parent is None or node.parent.parent is not None:
                 continue
@@ -262,7 +279,7 @@ class _Codegen:
                     names.append((node, user_name))
         if len(picked) < 2:
             return None
-        native = type(picked[0]).combined_check(examples)
+        native = type(picked[0]).combined_check(examples, picked)
         if native is None:
             return None
         args = ", ".join(self._value(node) for node, _ in names)

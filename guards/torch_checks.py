@@ -143,19 +143,20 @@ def _release_batch(ref) -> None:
         check._native = None
 
 
-def _native_tensor_check(*examples):
+def _native_tensor_check(*examples, sizes=None, strides=None):
     """torch._C._dynamo.guards.TensorGuards(*examples).check, or None where this torch does not have it.
 
-    It stores the examples' metadata, not the tensors. Used only when it accepts the examples themselves (a cheap
-    self-check against a changed signature)."""
+    It stores the examples' metadata, not the tensors. `sizes`/`strides` (one list per example, None at a dynamic
+    dim) replace the examples' own. Used only when it accepts the examples themselves (a cheap self-check against
+    a changed signature)."""
     try:
         from torch._C._dynamo.guards import TensorGuards
         if _any_autocast is None or _any_autocast():
             # autocast lives in the dispatch-key TLS that TensorGuards records: a check made inside an autocast
             # region would fail outside it
             return None
-        guard = TensorGuards(*examples, dynamic_dims_sizes=[list(e.size()) for e in examples],
-                             dynamic_dims_strides=[list(e.stride()) for e in examples])
+        guard = TensorGuards(*examples, dynamic_dims_sizes=sizes or [list(e.size()) for e in examples],
+                             dynamic_dims_strides=strides or [list(e.stride()) for e in examples])
         if not guard.check(*examples):
             return None
         return guard.check
@@ -171,7 +172,8 @@ def _format_dims(values: tuple) -> str:
 
 class TensorMatch(Check):
     """The tensor metadata a graph was specialised on: exact type, dtype, device, requires_grad, layout, ndim, and
-    sizes and strides except the dims in `dynamic_dims`.
+    sizes and strides except the dims in `dynamic_dims` (and the strides in `dynamic_strides`, by default the
+    same dims): a graph over symbolic sizes leaves them to its shape relations (ShapeRelationMatch).
 
     Only metadata is stored, never the example tensor. `sizes`/`strides` hold None at dynamic dims; `strides` is
     None for layouts without strides. The rendered test reads as few attributes as possible (see Note [Fast tensor
@@ -182,16 +184,17 @@ class TensorMatch(Check):
                  "inference", "_native")
     cost = 10
 
-    def __init__(self, example: torch.Tensor, dynamic_dims: frozenset[int] = frozenset()) -> None:
+    def __init__(self, example: torch.Tensor, dynamic_dims: frozenset[int] = frozenset(),
+                 dynamic_strides: frozenset[int] | None = None) -> None:
         if not isinstance(example, torch.Tensor):
             raise TypeError(f"TensorMatch needs a tensor, got {type_name(type(example))}; use EqualsMatch or TypeMatch")
         if isinstance(example, torch._subclasses.FakeTensor):
             raise TypeError("TensorMatch needs the real tensor the function was called with, not its fake tensor")
         # a subclass's __torch_function__ must not see the guard's metadata reads (they are not the user's calls)
         with torch._C.DisableTorchFunctionSubclass():
-            self._init(example, dynamic_dims)
+            self._init(example, dynamic_dims, dynamic_strides)
 
-    def _init(self, example, dynamic_dims) -> None:
+    def _init(self, example, dynamic_dims, dynamic_strides) -> None:
         ndim = example.dim()
         dynamic_dims = frozenset(dynamic_dims)
         if any(type(dim) is not int or not 0 <= dim < ndim for dim in dynamic_dims):
@@ -203,12 +206,16 @@ class TensorMatch(Check):
         self.layout = example.layout
         #: made under torch.inference_mode() (torch's native check tells such tensors apart by dispatch keys)
         self.inference = example.is_inference()
-        self.dynamic_dims = dynamic_dims
+        dynamic_strides = dynamic_dims if dynamic_strides is None else frozenset(dynamic_strides)
+        self.dynamic_dims = dynamic_dims | dynamic_strides  # a test reads size() once where either is dynamic
         self.sizes = tuple(None if dim in dynamic_dims else size for dim, size in enumerate(example.size()))
         self.strides = None
         if self.layout is torch.strided:
-            self.strides = tuple(None if dim in dynamic_dims else s for dim, s in enumerate(example.stride()))
-        self._native = _native_tensor_check(example) if not dynamic_dims and self.strides is not None else None
+            self.strides = tuple(None if dim in dynamic_strides else s for dim, s in enumerate(example.stride()))
+        self._native = None
+        if self.strides is not None:
+            # TensorGuards takes None at a dynamic size or stride
+            self._native = _native_tensor_check(example, sizes=[list(self.sizes)], strides=[list(self.strides)])
 
     # Note [Fast tensor test]
     # Measured on CPython 3.12.1 / torch 2.14 (ns per term): `type(v) is T` 15, `v.dtype is D` 55 (dtypes are
@@ -245,10 +252,13 @@ class TensorMatch(Check):
         return self._native
 
     @staticmethod
-    def combined_check(examples):
-        """One native check over several tensors that each pass their TensorMatch's native check: the same
-        tests in one C++ call (None where torch cannot build it)."""
-        return _native_tensor_check(*examples)
+    def combined_check(examples, checks=None):
+        """One native check over several tensors that each pass their TensorMatch's native check (`checks`, in
+        the same order): the same tests in one C++ call (None where torch cannot build it)."""
+        if checks is None:
+            return _native_tensor_check(*examples)
+        return _native_tensor_check(*examples, sizes=[list(c.sizes) for c in checks],
+                                    strides=[list(c.strides) for c in checks])
 
     def _dims_terms(self, read: str, expected: tuple, ns: Namespace, check_ndim: bool) -> list[str]:
         if not self.dynamic_dims:

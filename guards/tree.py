@@ -120,6 +120,8 @@ class GuardTree:
     def __init__(self) -> None:
         self.root = GuardNode(None, None)
         self._count = 0
+        #: checks over several paths (shape relations): (check, nodes, user_name), run after every leaf check
+        self.relations: list = []
 
     def add(self, path: tuple, check: Check, user_name: str | None = None) -> bool:
         """Add `check` at the node for `path`; returns False when an identical check is already there."""
@@ -147,6 +149,19 @@ class GuardTree:
                 child = node.children[key] = GuardNode(step, node)
             node = child
         return node
+    def add_relation(self, check: Check, paths: list, user_name: str = "shape relations") -> None:
+        """A check over the values at several paths (each already holding leaf checks: they run first and settle
+        the types the relation reads). The check's `explain` gets the tuple of values, `render_many` their
+        locals."""
+        _validate_check(check)
+        nodes = []
+        for path in paths:
+            node = self.node(path)
+            if node is None or not node.checks:
+                raise ValueError(f"a relation reads {path!r}, which holds no leaf check")
+            nodes.append(node)
+        self.relations.append((check, tuple(nodes), user_name))
+        self._count += 1
 
     def add_root(self, check: Check, user_name: str = "global state") -> bool:
         """Add a check that reads no value (torch global state); root checks run before every other check."""
@@ -176,6 +191,8 @@ class GuardTree:
         for node in self.root.walk():
             for check, user_name, _ in node.checks:
                 yield node.path, user_name, check
+        for check, _, user_name in self.relations:
+            yield (), user_name, check
 
     def __len__(self) -> int:
         return self._count
@@ -188,6 +205,8 @@ class GuardTree:
         lines: list[str] = []
         top = ([self.root] if self.root.checks else []) + self._visible(self.root)
         self._pretty_entries(top, "", lines)
+        for check, _, user_name in self.relations:
+            lines.append(f"└── {user_name}: {check.describe()}")
         return "\n".join(lines)
 
     def _visible(self, node: GuardNode) -> list[GuardNode]:

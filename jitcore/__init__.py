@@ -18,8 +18,9 @@ from jitcore.errors import (JitError, GraphBreakError, InvalidArgumentError, Unk
 from jitcore.config import config  # noqa: E402
 from jitcore.api import (compile, register, unregister, enabled, explain, reset, disable,  # noqa: E402
                          allow_in_graph, is_compiling)
+from jitcore.marks import mark_dynamic, maybe_mark_dynamic, mark_static  # noqa: E402
 
 __all__ = ["compile", "register", "unregister", "enabled", "explain", "reset", "disable", "allow_in_graph",
-           "is_compiling", "config", "JitError", "GraphBreakError", "InvalidArgumentError", "UnknownBackendError",
+           "is_compiling", "mark_dynamic", "maybe_mark_dynamic", "mark_static", "config", "JitError", "GraphBreakError", "InvalidArgumentError", "UnknownBackendError",
            "BackendCompileError", "InternalError"]
 __version__ = "0.1.0"

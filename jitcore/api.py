@@ -119,7 +119,8 @@ def compile(fn_or_module=None, *, backend="inductor", fullgraph=False, dynamic=N
             (its arguments are applied to every call), or a torch.nn.Module.
         backend: a backend name (see `backends.list()`) or a callable `backend(gm, example_inputs)`.
         fullgraph: raise `GraphBreakError` instead of running natively where capture has to stop.
-        dynamic: reserved for dynamic shapes (None/False: shapes are static and guarded).
+        dynamic: the shape policy. None (default): static until a size changes, then that dim is symbolic;
+            True: every dim of every input tensor symbolic from the first call; False: all shapes static.
         cache_limit: most compiled variants kept per function; past it new variants run natively.
         mode, options: inductor's mode ("default", "reduce-overhead", "max-autotune") and config overrides.
 

@@ -6,7 +6,8 @@ as torch.compile's does (the mark is a promise about that function object).
 """
 from __future__ import annotations
 
-__all__ = ["mark_disabled", "is_disabled", "allow_in_graph", "is_allowed_in_graph", "is_compiling"]
+__all__ = ["mark_disabled", "is_disabled", "allow_in_graph", "is_allowed_in_graph", "is_compiling", "mark_dynamic",
+           "maybe_mark_dynamic", "mark_static"]
 
 _DISABLED_ATTR = "__jitcore_disabled__"
 #: functions that take no attribute (builtins, bound methods of C types): id -> the object, kept alive
@@ -39,3 +40,55 @@ def is_allowed_in_graph(fn) -> bool:
 def is_compiling() -> bool:
     """False when run natively; True inside code jitcore traces (capture replaces this call with True)."""
     return False
+
+
+# -- shape marks on tensors -----------------------------------------------------------------------------------------
+# Stored on the tensor under torch._dynamo's own attribute names, so that a tensor marked with
+# torch._dynamo.mark_dynamic is dynamic for jitcore too (capture/shapes.py reads them).
+class DimRange:
+    """The min/max given to mark_dynamic for one dim (the fields torch's own range marks have)."""
+    __slots__ = ("dim", "min", "max")
+
+    def __init__(self, dim: int, min: int | None, max: int | None):
+        self.dim, self.min, self.max = dim, min, max
+
+    def __repr__(self):
+        return f"DimRange(dim={self.dim}, min={self.min}, max={self.max})"
+
+
+def _dims(t, dim) -> list:
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    for d in dims:
+        if type(d) is not int or not -t.dim() <= d < max(t.dim(), 1):
+            raise ValueError(f"dim {d!r} is not a dim of a {t.dim()}-d tensor")
+    return [d % t.dim() for d in dims]
+
+
+def _index_set(t, name: str) -> set:
+    found = getattr(t, name, None)
+    if found is None:
+        found = set()
+        setattr(t, name, found)
+    return found
+
+
+def mark_dynamic(t, dim, min: int | None = None, max: int | None = None) -> None:
+    """Compile `t`'s size at `dim` (an int or a list of ints) as a symbol from the first call: one graph for every
+    size (within min..max, when given). When the traced code needs the size as a constant anyway, the entry is
+    specialised to it and a message says so."""
+    for d in _dims(t, dim):
+        _index_set(t, "_dynamo_dynamic_indices").add(d)
+        if min is not None or max is not None:
+            _index_set(t, "_dynamo_dynamic_range").add(DimRange(d, min, max))
+
+
+def maybe_mark_dynamic(t, dim) -> None:
+    """Like mark_dynamic, but a traced code that needs the size as a constant specialises it without a message."""
+    for d in _dims(t, dim):
+        _index_set(t, "_dynamo_weak_dynamic_indices").add(d)
+
+
+def mark_static(t, dim) -> None:
+    """Keep `t`'s size at `dim` static (a new size compiles a new entry), whatever the shape policy says."""
+    for d in _dims(t, dim):
+        _index_set(t, "_dynamo_static_indices").add(d)

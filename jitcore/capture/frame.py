@@ -52,9 +52,12 @@ class Captured:
     break_point: Continuation | None = None
 
 
-def capture_frame(code, fn_globals, closure, args: dict, fn_name: str, dynamic_paths=frozenset()) -> Captured:
+def capture_frame(code, fn_globals, closure, args: dict, fn_name: str, dynamic_paths=frozenset(),
+                  shape_choice=None) -> Captured:
+    """`dynamic_paths`: guard paths of numbers captured as graph inputs; `shape_choice` (capture/shapes.py): which
+    tensor dims get symbolic sizes."""
     start = time.perf_counter()
-    attempt = (code, fn_globals, closure, args, fn_name, start, dynamic_paths)
+    attempt = (code, fn_globals, closure, args, fn_name, start, dynamic_paths, shape_choice)
     try:
         return _attempt(*attempt, None)
     except GraphBreak as brk:
@@ -67,9 +70,10 @@ def capture_frame(code, fn_globals, closure, args: dict, fn_name: str, dynamic_p
             raise brk from None
 
 
-def _attempt(code, fn_globals, closure, args, fn_name, start, dynamic_paths, stop) -> Captured:
+def _attempt(code, fn_globals, closure, args, fn_name, start, dynamic_paths, shape_choice, stop) -> Captured:
     ctx = CaptureContext(code, fn_globals, fn_name, closure)
     ctx.dynamic_paths = dynamic_paths
+    ctx.graph.shape_choice = shape_choice
     if stop is not None:
         ctx.stop_at = stop[:2]
         ctx.count_visits = False

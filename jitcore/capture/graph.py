@@ -12,9 +12,10 @@ import operator
 import torch
 import torch.fx
 from torch._subclasses.fake_tensor import FakeTensorMode, DataDependentOutputException, DynamicOutputShapeException
-from torch.fx.experimental.symbolic_shapes import ShapeEnv
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv, compute_unbacked_bindings
 
 from jitcore.capture.breaks import GraphBreak
+from jitcore.capture import shapes
 
 __all__ = ["GraphBuilder", "fx_args", "fake_args", "is_symbolic"]
 
@@ -41,10 +42,15 @@ def fake_args(state, values):
 class GraphBuilder:
     """One graph being captured. Inputs are deduplicated by source; outputs are chosen at the end."""
 
-    def __init__(self):
+    def __init__(self, shape_choice=None):
         self.graph = torch.fx.Graph()
-        # inputs have static shapes; the ShapeEnv only gives data-dependent outputs (x[mask], nonzero) a size
-        self.fake_mode = FakeTensorMode(shape_env=ShapeEnv(), static_shapes=True)
+        # one ShapeEnv per capture: symbolic input dims (shape_choice), dynamic ints, data-dependent sizes.
+        # duck_shape=False: two dims equal on this call share no symbol unless tracing relates them
+        self.shape_env = ShapeEnv(duck_shape=False, specialize_zero_one=True)
+        self.fake_mode = FakeTensorMode(shape_env=self.shape_env, static_shapes=True)
+        self.shape_choice = shape_choice
+        #: the inputs the ShapeEnv knows (shapes.ShapeInput), in the order they were read
+        self.shape_inputs: list = []
         #: source -> TensorValue of the placeholder (insertion order = graph input order)
         self.inputs: dict = {}
         self.node_count = 0
@@ -60,13 +66,30 @@ class GraphBuilder:
         return self.fake_mode.from_tensor(tensor, static_shapes=True)
 
     def add_input(self, source, real: torch.Tensor):
-        """A placeholder for a tensor read from `source`; returns (node, fake)."""
-        fake = self.to_fake(real)
+        """A placeholder for a tensor read from `source`; returns (node, fake). Its dims are symbolic where the
+        shape policy says so (shapes.dims_for)."""
+        dims = shapes.dims_for(self.shape_choice, source, real)
+        if dims is None:
+            fake = self.to_fake(real)
+        else:
+            token = self.shape_token()
+            context = shapes.symbolic_context(real, dims)
+            fake = self.fake_mode.from_tensor(real, static_shapes=False, source=token, symbolic_context=context)
+            self.shape_inputs.append(shapes.ShapeInput(source, token, fake, context, real))
         return self._placeholder(source, fake), fake
 
-    def add_scalar_input(self, source, sym):
+    def shape_token(self):
+        """The name the ShapeEnv gives the next input it learns about."""
+        return shapes.token(len(self.shape_inputs))
+
+    def add_scalar_input(self, source, sym, token):
         """A placeholder for a Python int or float passed as a graph input (a dynamic number)."""
+        self.shape_inputs.append(shapes.ShapeInput(source, token, sym))
         return self._placeholder(source, sym)
+
+    def finish_shapes(self):
+        """The guards on symbolic sizes (shapes.finish_shapes); None when the capture had none."""
+        return shapes.finish_shapes(self.shape_env, self.shape_inputs)
 
     def _placeholder(self, source, example):
         """A placeholder after the existing ones (graph inputs keep the order they were read in)."""
@@ -96,6 +119,9 @@ class GraphBuilder:
                 return fn(*args, **kwargs)
         except _DATA_DEPENDENT as exc:
             raise GraphBreak("data_dependent", f"{_name(fn)} needs tensor data ({type(exc).__name__})") from None
+        except GuardOnDataDependentSymNode:
+            # a decision on a size that depends on tensor data (after nonzero, x[mask])
+            raise GraphBreak("data_dependent", f"{_name(fn)} decides on a data-dependent size") from None
         except GraphBreak:
             raise
         except Exception as exc:
@@ -104,8 +130,17 @@ class GraphBuilder:
     def create_node(self, op: str, target, args: tuple, kwargs: dict, fake_result):
         node = self.graph.create_node(op, target, self._embed(args), self._embed(kwargs))
         node.meta["example_value"] = fake_result
-        if isinstance(fake_result, torch.Tensor):
+        if isinstance(fake_result, (torch.Tensor, torch.SymInt, torch.SymFloat, torch.SymBool)):
             node.meta["val"] = fake_result
+        try:
+            bindings = compute_unbacked_bindings(self.shape_env, fake_result)
+        except Exception:
+            # data-dependent values used inside the op only (x[i] with a 0-d index tensor): nothing to bind
+            self.shape_env.pending_fresh_unbacked_symbols.clear()
+            bindings = None
+        if bindings:
+            # where each new data-dependent size is read from the result (aot_autograd needs it)
+            node.meta["unbacked_bindings"] = bindings
         if self.current_location:
             node.meta["stack_trace"] = self.current_location
         self.node_count += 1

@@ -90,6 +90,12 @@ class GuardLines:
         out: list = []
         top = ([self.tree.root] if self.tree.root.checks else []) + _visible(self.tree.root)
         self._entries(top, "", out)
+        for check, _, user_name in self.tree.relations:
+            # checks over several inputs (shape relations), after the per-input checks they rely on
+            text = Text()
+            text.append(self.rename(user_name), style="bold")
+            text.append(": " + check.describe())
+            out.append(("└── ", "    ", text))
         return out
 
     def _entries(self, nodes, guide: str, out) -> None:

@@ -7,6 +7,11 @@ with a cache of its own), step functions, and compiled copies of callees that th
 """
 from __future__ import annotations
 
+import torch
+from torch.fx.experimental.symbolic_shapes import is_concrete_int
+
+from jitcore.capture.values.symint import SymIntValue
+from jitcore.capture.values.tensor import TensorValue
 from jitcore.codegen.resume import resume_origin
 from jitcore.codegen.steps import BreakSteps
 from jitcore.runtime.resume_fns import compiled_callee, resume_function, step_function
@@ -17,13 +22,16 @@ __all__ = ["break_steps", "FrameResumes"]
 class FrameResumes:
     """codegen.steps.ResumeFactory for frames of one original code, run with these globals and options."""
 
-    def __init__(self, original, fn_globals, options):
+    def __init__(self, original, fn_globals, options, inherited=None):
         self.original = original
         self.globals = fn_globals
         self.options = options
+        #: live locals that were dynamic in the capture that broke: {name: symbolic dims, or None for a number}
+        self.inherited = inherited or {}
 
     def resume(self, target: int, kinds: tuple, names: tuple):
-        return resume_function(self.original, self.globals, target, kinds, names, self.options)
+        inherited = {name: self.inherited[name] for name in names if name in self.inherited}
+        return resume_function(self.original, self.globals, target, kinds, names, self.options, inherited)
 
     def step(self, target: int, kinds: tuple, names: tuple, tails: dict):
         return step_function(self.original, self.globals, target, kinds, names, tails)
@@ -34,4 +42,20 @@ class FrameResumes:
 
 def break_steps(code, fn_globals, captured, options) -> BreakSteps:
     original, _ = resume_origin(code)
-    return BreakSteps(code, FrameResumes(original, fn_globals, options), has_prefix=captured.gm is not None)
+    resumes = FrameResumes(original, fn_globals, options, _dynamic_locals(captured.break_point.locals))
+    return BreakSteps(code, resumes, has_prefix=captured.gm is not None)
+
+
+def _dynamic_locals(live: dict) -> dict:
+    """The live locals a resume function receives with symbolic sizes: tensors (their symbolic dims) and
+    symbolic numbers (None)."""
+    found = {}
+    for name, value in live.items():
+        if isinstance(value, TensorValue) and isinstance(value.fake, torch.Tensor):
+            dims = frozenset(d for d, size in enumerate(value.fake.shape) if isinstance(size, torch.SymInt)
+                             and not is_concrete_int(size))
+            if dims:
+                found[name] = dims
+        elif isinstance(value, SymIntValue) and value.is_symbolic_number():
+            found[name] = None
+    return found

@@ -15,6 +15,7 @@ import weakref
 import guards
 from guards import GlobalStateMatch
 from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.shapes import Relation
 from jitcore.runtime.guard_batch import batch_module_guards, source_reader
 from jitcore.runtime.prologue import FALLTHROUGH
 from jitcore.runtime.stats import STATS
@@ -71,6 +72,8 @@ class EntryAssembly:
         for source, check in collected:
             if source is None:
                 tree.add_root(check, check.root_name)
+            elif isinstance(source, Relation):
+                tree.add_relation(check, [s.path for s in source.sources], source.user_name)
             else:
                 tree.add(source.path, check, source.user_name)
         return guards.compile_tree(tree, list(self.params), self.globals, self.builtins, examples)

@@ -27,6 +27,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.frame import capture_frame
 from jitcore.capture.interpreter import CaptureInternalError
 from jitcore.capture.sources import LocalSource
+from jitcore.capture.shapes import Relation
 from jitcore.codegen.transform import build_entry, graph_is_pure, graph_uses_rng
 from jitcore.errors import GraphBreakError, JitError
 from jitcore.runtime.break_wiring import break_steps
@@ -73,8 +74,9 @@ class CompilePipeline:
         """A new entry for these live arguments: compiled, or native when the frame cannot be captured."""
         STATS.captures += 1
         try:
+            dynamic = self.policy.dynamic()
             captured = capture_frame(self.code, self.globals, cells, dict(zip(self.params, args)), self.name,
-                                     self.policy.dynamic().numbers)
+                                     dynamic.numbers, dynamic.shapes)
         except GraphBreak as brk:
             return self._unresumable(brk)
         except CaptureInternalError as exc:
@@ -103,7 +105,25 @@ class CompilePipeline:
                 return self._native(captured.guards)
             timings["backend"] = time.perf_counter() - started
             STATS.graphs += 1
+        try:
+            self._shape_guards(captured)
+        except Exception as exc:
+            return self._fault(GUARD_CODEGEN, exc)
         return self._entry(captured, compiled, args, cells, timings)
+
+    def _shape_guards(self, captured) -> None:
+        """The guards on symbolic sizes, taken from the ShapeEnv after the backend compiled (backends add facts
+        of their own): each dynamic tensor's TensorMatch as its final fake has it, and the relation check."""
+        shapes = captured.ctx.graph.finish_shapes()
+        if shapes is None:
+            return
+        guards = captured.guards
+        for i, (source, check) in enumerate(guards):
+            if isinstance(check, TensorMatch) and source in shapes.tensor_matches:
+                guards[i] = (source, shapes.tensor_matches[source])
+        if shapes.relation is not None:
+            guards.append((Relation(shapes.relation_sources), shapes.relation))
+        self.policy.note_shapes(captured, shapes)
 
     # -- stages -----------------------------------------------------------------------------------------------
     def _falls_back(self, marked: bool) -> bool:

@@ -7,15 +7,20 @@ instead of constants (automatic dynamic; never under `dynamic=False`). `dynamic(
 next capture: what it treats as dynamic. `refuse_dynamic_floats()` is the fallback after a backend refused a graph
 with a dynamic float input: floats become constants again.
 
-A shape policy (dynamic tensor dims, `mark_dynamic`) extends this object: a field of `Dynamic` for the dims, the
-learning in `_learn`, the reports in `_report_recompile`; the cache and the pipeline stay as they are.
+The shape policy is part of it (`Dynamic.shapes`, a capture.shapes.ShapeChoice): under `dynamic=None` (automatic)
+shapes are static until an entry misses because input sizes changed; then exactly the dims that changed (in every
+input whose TensorMatch failed, not only the first) get symbolic sizes in every later capture, reported as
+`x.shape[0] changed 4 -> 7: now dynamic`. `dynamic=True` makes every dim of every input dynamic from the first
+call, `dynamic=False` none (marks ignored). Parameters and buffers stay static; `jit.mark_dynamic`,
+`maybe_mark_dynamic` and `mark_static` are read from the tensors by capture (capture/shapes.py).
 """
 from __future__ import annotations
 
 import dataclasses
 
-from guards import EqualsMatch
+from guards import EqualsMatch, TensorMatch
 from jitcore import events
+from jitcore.capture.shapes import ShapeChoice
 
 __all__ = ["Dynamic", "RecompilePolicy"]
 
@@ -25,6 +30,8 @@ class Dynamic:
     """What one capture treats as dynamic."""
     #: guard paths of Python ints and floats captured as graph inputs (SymInt, SymFloat) instead of constants
     numbers: frozenset = frozenset()
+    #: which tensor dims get symbolic sizes
+    shapes: ShapeChoice = ShapeChoice()
 
 
 class RecompilePolicy:
@@ -43,6 +50,11 @@ class RecompilePolicy:
         #: the dynamic paths that hold floats; `static_floats` once a backend refused a float graph input
         self.float_paths: frozenset = frozenset()
         self.static_floats = False
+        self.shape_mode = options.dynamic
+        #: (guard path, dim) of tensor dims whose size changed between calls: symbolic from now on
+        self.varied_dims: frozenset = frozenset()
+        #: why each varied dim is dynamic, for reports: (path, dim) -> message
+        self.dim_reasons: dict = {}
 
     def full(self, entries) -> bool:
         return len(entries) >= self.limit
@@ -53,12 +65,33 @@ class RecompilePolicy:
             self._report_limit(entries, args, cells)
             return False
         if entries:
-            self._report_recompile(entries, args, cells)
+            learnt = self._learn_dims(entries, args, cells)
+            self._report_recompile(entries, args, cells, learnt)
             self._learn(entries, args, cells)
         return True
 
     def dynamic(self) -> Dynamic:
-        return Dynamic(self.dynamic_paths)
+        return Dynamic(self.dynamic_paths, ShapeChoice(self.shape_mode, self.varied_dims))
+
+    def inherit(self, dynamic_locals: dict) -> None:
+        """A resume function's policy takes over what the frame that broke into it had made dynamic: tensor dims
+        ({name: dims}) and numbers ({name: None}) of the live locals it receives as arguments."""
+        if self.shape_mode is not None:
+            return
+        for name, dims in dynamic_locals.items():
+            path = (("local", name),)
+            if dims is None:
+                if self.learns and type(name) is str:
+                    self.dynamic_paths = self.dynamic_paths | {path}
+            else:
+                self.varied_dims = self.varied_dims | {(path, d) for d in dims}
+
+    def note_shapes(self, captured, shapes) -> None:
+        """A capture's shape guards were made; a dim marked dynamic that tracing made a constant is reported."""
+        if shapes.violation:
+            events.emit("recompiles", f"{self.where}: a dim marked with mark_dynamic became a constant while "
+                        f"tracing ({shapes.violation}); the entry is specialised to its size",
+                        key=("mark_violation", self.code, shapes.violation), code=self.code)
 
     def refuse_dynamic_floats(self) -> bool:
         """A backend refused a graph. AOTAutograd cannot always turn a Python float input into a tensor (torch's
@@ -90,6 +123,27 @@ class RecompilePolicy:
         if changed:
             self.dynamic_paths = self.dynamic_paths | changed
 
+    def _learn_dims(self, entries, args, cells) -> list:
+        """Automatic dynamic shapes: every dim whose size made a TensorMatch fail (in any entry, for every input)
+        gets a symbol in the next captures. Returns the messages of the dims that turned dynamic now."""
+        if self.shape_mode is not None:
+            return []
+        learnt = []
+        varied = set(self.varied_dims)
+        for entry in entries:
+            for path, user_name, check, value, _ in entry.guard_function.failed_checks(args, cells):
+                if not isinstance(check, TensorMatch) or not hasattr(value, "size") \
+                        or value.dim() != len(check.sizes):
+                    continue
+                for dim, (want, got) in enumerate(zip(check.sizes, value.size())):
+                    if want is not None and want != got and (path, dim) not in varied:
+                        varied.add((path, dim))
+                        why = f"{user_name}.shape[{dim}] changed {want} -> {got}: now dynamic"
+                        self.dim_reasons[(path, dim)] = why
+                        learnt.append(why)
+        self.varied_dims = frozenset(varied)
+        return learnt
+
     # -- reports ----------------------------------------------------------------------------------------------
     @staticmethod
     def _failure_reasons(entries, args, cells) -> list:
@@ -101,8 +155,11 @@ class RecompilePolicy:
                 return reasons
         return []
 
-    def _report_recompile(self, entries, args, cells) -> None:
+    def _report_recompile(self, entries, args, cells, learnt=()) -> None:
         reasons = self._failure_reasons(entries, args, cells)
+        if learnt:
+            # the size changes say it better: `x.shape[0] changed 4 -> 7: now dynamic`
+            reasons = list(learnt) + [r for r in reasons if ": shape[" not in r]
         number = len(entries) + 1
         events.emit("recompiles", f"recompiling {self.where} (entry {number}): "
                     + ("; ".join(reasons[:3]) or "no entry matched"), key=("recompile", self.code, tuple(reasons)),

@@ -26,6 +26,8 @@ _RESUMES = CodeCache()
 _STEPS = CodeCache()
 #: original code -> dis.findlinestarts (a function with many breaks names many resume functions)
 _LINE_STARTS = CodeCache()
+#: original code -> {(target, kinds, names, options): the resume function's recompile policy}
+_RESUME_POLICIES = CodeCache()
 #: function -> {options: its compiled copy}
 _CALLEES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
@@ -59,15 +61,23 @@ def _line_of(code, offset: int) -> int:
     return line
 
 
-def resume_function(original, fn_globals, target: int, kinds: tuple, names: tuple, options):
+def resume_function(original, fn_globals, target: int, kinds: tuple, names: tuple, options, inherited=None):
+    """`inherited`: what the capture that breaks here had made dynamic in the live locals ({name: dims} of tensors
+    with symbolic sizes, {name: None} for symbolic numbers); the resume function's shape policy takes it over,
+    so it does not learn each size again."""
     per_code = _RESUMES.setdefault(original, {})
     key = (target, kinds, names, options)
     found = per_code.get(key)
     if found is not None:
+        if inherited:
+            _RESUME_POLICIES.setdefault(original, {})[key].inherit(inherited)
         return found
     label = f"jitcore_resume_in_{original.co_name}_at_{_line_of(original, target)}"
     code = resume_code(original, target, kinds, names, label)
     cache = _MAKERS.new_cache(code, fn_globals, options)
+    _RESUME_POLICIES.setdefault(original, {})[key] = cache.policy
+    if inherited:
+        cache.policy.inherit(inherited)
     prologue = build_prologue_code(code, cache.dispatch)
     if original.co_freevars:
         def make(cells, _code=prologue, _globals=fn_globals, _label=label):
@@ -105,5 +115,6 @@ def compiled_callee(fn, options):
 
 def clear() -> None:
     _RESUMES.clear()
+    _RESUME_POLICIES.clear()
     _STEPS.clear()
     _CALLEES.clear()

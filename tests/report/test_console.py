@@ -67,7 +67,7 @@ def test_recompile_block_says_what_changed_and_the_entry_number(monkeypatch):
     text = _printed(80, lambda: (compiled(torch.ones(4, 2)), compiled(torch.ones(7, 2))))
     assert "jitcore · recompile  _adds()" in text
     assert f"{_THIS_FILE}:{_adds.__code__.co_firstlineno}   (entry 2 of at most 8)" in text
-    assert "why x: shape[0] changed 4 -> 7" in text
+    assert "why x.shape[0] changed 4 -> 7: now dynamic" in text
     _tidy(text, 80)
 
 

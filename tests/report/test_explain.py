@@ -123,7 +123,7 @@ def test_save_html_writes_one_self_contained_page_with_the_same_facts(tmp_path):
 def test_recompiles_during_the_call_are_reported():
     report = jit.explain(_calls_noisy_twice, torch.randn(4))
     line = line_of(_noisy, "print")
-    assert report.recompiles == [f'_noisy() after line {line} (`print("noisy")`): t: shape[0] changed 4 -> 2']
+    assert report.recompiles == [f'_noisy() after line {line} (`print("noisy")`): t.shape[0] changed 4 -> 2: now dynamic']
     assert "recompiles: 1" in str(report)
     assert report.graph_break_count == 1  # one break site, met from two calls
     assert "_noisy()" in report.breaks[0].hint

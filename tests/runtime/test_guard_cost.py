@@ -120,7 +120,7 @@ def test_many_entries_are_selected_by_shape_and_stay_correct(counting):
     def f(x):
         return x * 2 + x.shape[0]
 
-    compiled = jit.compile(f, backend=counting, cache_limit=16)
+    compiled = jit.compile(f, backend=counting, cache_limit=16, dynamic=False)  # one static entry per shape
     shapes = [(n, 3) for n in range(1, 9)]
     for shape in shapes:
         compiled(torch.ones(shape))
@@ -138,7 +138,7 @@ def test_recompile_reason_is_reported_against_the_newest_entry_only(monkeypatch)
     def f(x):
         return x + 1
 
-    compiled = jit.compile(f, backend="eager")
+    compiled = jit.compile(f, backend="eager", dynamic=False)  # static shapes: one entry per size
     for n in (2, 3, 4):
         compiled(torch.ones(n))
     reasons = [m for t, m in EVENTS if t == "recompiles"]

@@ -9,6 +9,7 @@ from jitcore.capture.values.exception import ExceptionValue
 from jitcore.capture.values.mapping import DictValue, mapping_entries
 from jitcore.capture.values.sequence import TupleValue, ListValue
 from jitcore.capture.values.sets import SetValue
+from jitcore.capture.values.symint import symbolic_slice
 
 
 @opcode("BUILD_TUPLE", signature="items[oparg] -- tup")
@@ -61,6 +62,9 @@ def build_slice(state, inst, start, stop, step):
 
 
 def build_slice_value(state, parts):
+    symbolic = symbolic_slice(parts)
+    if symbolic is not None:
+        return symbolic  # `x[:n]` with n a tensor's size: the bound stays symbolic
     consts = [p.constant() for p in parts]
     if NOT_CONSTANT in consts:
         raise GraphBreak("data_dependent" if any(p.is_tensor() for p in parts) else "unsupported_value",

@@ -155,7 +155,8 @@ class BuiltinValue(KnownObjectValue):
 
 @_rule(len)
 def _len(state, obj):
-    return const(obj.length(state))
+    n = obj.length(state)
+    return n if isinstance(n, Value) else const(n)
 
 
 @_rule(isinstance)

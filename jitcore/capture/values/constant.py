@@ -86,6 +86,8 @@ class ConstantValue(Value):
         return const(attr)
 
     def binary_op(self, state, op, other, reflected):
+        if other.is_symbolic_number():
+            return NotImplemented  # the symbolic side keeps `2 * n` symbolic (reading it would specialise it)
         ov = other.constant()
         if ov is NOT_CONSTANT:
             return NotImplemented

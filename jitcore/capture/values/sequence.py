@@ -100,6 +100,8 @@ class SequenceValue(Value):
             if type(n) is int:
                 return self.make(self.sequence_items() * n)
         if op in ("eq", "ne") and isinstance(other, SequenceValue):
+            if _holds_symbolic(self.items) or _holds_symbolic(other.items):
+                return _symbolic_equality(state, op, self.items, other.items)
             a, b = self.constant(), other.constant()
             if a is not NOT_CONSTANT and b is not NOT_CONSTANT:
                 return const(getattr(operator, op)(a, b))
@@ -123,6 +125,26 @@ class SequenceValue(Value):
 
     def as_fake(self, state):
         return self.container(v.as_fake(state) for v in self.sequence_items())
+
+
+def _holds_symbolic(items) -> bool:
+    return any(item.is_symbolic_number() for item in items)
+
+
+def _symbolic_equality(state, op, left, right):
+    """`x.shape == y.shape` item by item, as Python compares: each symbolic pair decides through its own
+    comparison (a relation guard on the sizes), so no size is specialised."""
+    if len(left) != len(right):
+        return const(op == "ne")
+    for a, b in zip(left, right):
+        result = a.binary_op(state, "eq", b, False)
+        if result is NotImplemented:
+            result = b.binary_op(state, "eq", a, True)
+        if result is NotImplemented:
+            return NotImplemented
+        if not result.truth(state):
+            return const(op == "ne")
+    return const(op == "eq")
 
 
 def _same(a, b) -> bool:

@@ -8,13 +8,12 @@ came from get an equality guard and the value becomes a constant, as if it had n
 """
 from __future__ import annotations
 
-import dataclasses
 import operator
 
-from torch._guards import Source, GuardSource
-from torch.fx.experimental.symbolic_shapes import DimDynamic
+from torch.fx.experimental.symbolic_shapes import DimDynamic, guard_int
 
 from guards import EqualsMatch, IntPredicateMatch
+from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.constant import const
 
@@ -27,37 +26,17 @@ _NUMBER = (int, float)
 _COMPARISONS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 
 
-class _SymbolName(str):
-    """A source name torch's ShapeEnv can use both as `source.name` and `source.name()` (it changed)."""
-
-    def __call__(self):
-        return str(self)
-
-
-@dataclasses.dataclass(frozen=True)
-class _ShapeSource(Source):
-    """The ShapeEnv's source for a dynamic int's symbol: the user's name of where the int came from."""
-    label: str
-
-    @property
-    def name(self):
-        return _SymbolName(self.label)
-
-    def guard_source(self):
-        return GuardSource.LOCAL
-
-
 def make_dynamic_int(state, value, source):
     """A graph input for an int (or float) read from `source`."""
     graph = state.graph
     env = graph.fake_mode.shape_env
-    shape_source = _ShapeSource(source.user_name)
+    shape_source = graph.shape_token()
     if type(value) is int:
         sym = env.create_unspecified_symint_and_symbol(value, shape_source, DimDynamic.DYNAMIC)
     else:
         symbol = env.create_unspecified_symbol(value, shape_source, DimDynamic.DYNAMIC)
         sym = env.create_symfloatnode(symbol, hint=value, source=shape_source)
-    node = graph.add_scalar_input(source, sym)
+    node = graph.add_scalar_input(source, sym, shape_source)
     result = SymIntValue(node, sym, state.ctx, source)
     result.roots = (result,)
     result.text = "{v}"
@@ -97,6 +76,8 @@ class SymIntValue(Value):
         return const(self.constant())
 
     def binary_op(self, state, op, other, reflected):
+        if isinstance(other, SizeValue) and other.is_symbolic_number():
+            return other.binary_op(state, op, self, not reflected)
         if self._constant is None and op in _COMPARISONS and type(other.constant()) in _NUMBER:
             # a comparison with a constant is guarded as a relation on the root, not as its exact value
             c = other.constant()
@@ -216,3 +197,181 @@ class SymBoolValue(Value):
 
     def reconstruct(self, codegen):
         return codegen.constant(self.constant())
+
+
+# -- sizes of tensors with symbolic dims ----------------------------------------------------------------------------
+def _guard_on_data(error) -> bool:
+    return type(error).__name__ in ("GuardOnDataDependentSymNode", "DataDependentOutputException")
+
+
+def _data_dependent_break(what: str):
+    return GraphBreak("data_dependent", f"{what} depends on tensor data (a data-dependent size)")
+
+
+class SizeValue(SymIntValue):
+    """A size of a tensor with symbolic dims (`x.shape[0]`, `x.numel()`, `len(x)`), or int arithmetic on one: a
+    SymInt of the capture's ShapeEnv. Arithmetic stays symbolic (operator nodes); a comparison gives a
+    `SizeBoolValue`, whose truth (a Python branch) the ShapeEnv records as a relation (`x.shape[0] > 4`) that the
+    entry's guard checks. `constant()` is the explicit specialisation (`range(n)`, a dict key, `int()` handed to
+    Python code): the ShapeEnv replaces the symbol by this call's value, and the tensor's guard pins that size.
+    Its graph node is made on first use (`make()`), so a size only read in Python adds nothing to the graph."""
+
+    __slots__ = ("_make", "_node")
+
+    def __init__(self, sym, ctx, make):
+        self._make = make
+        self._node = None
+        super().__init__(None, sym, ctx)
+
+    @property
+    def node(self):
+        if self._node is None:
+            self._node = self._make()
+        return self._node
+
+    @node.setter
+    def node(self, value):
+        self._node = value
+
+    def python_type(self):
+        return int
+
+    def constant(self):
+        if self._constant is None:
+            try:
+                self._constant = guard_int(self.fake)
+            except Exception as error:
+                if _guard_on_data(error):
+                    raise _data_dependent_break("a size used as a Python number") from None
+                raise
+        return self._constant
+
+    def binary_op(self, state, op, other, reflected):
+        if self._constant is not None:
+            return const(self._constant).binary_op(state, op, other, reflected)
+        if other.is_tensor():
+            return NotImplemented
+        if isinstance(other, SizeValue) and other._constant is None:
+            fake_other, node_other = other.fake, other
+        elif isinstance(other, SymIntValue) and other.is_symbolic_number():
+            # a dynamic Python int meets a size: the int becomes a constant (its own guards stay simple)
+            fake_other = node_other = other.constant()
+        else:
+            c = other.constant()
+            if type(c) not in (int, bool) and not (type(c) is float and op in _COMPARISONS):
+                return const(self.constant()).binary_op(state, op, other, reflected)
+            fake_other = node_other = c
+        name = op.removeprefix("i") if op.startswith("i") and op != "is_" else op
+        if name not in _ARITHMETIC and name not in _COMPARISONS or name == "truediv":
+            return const(self.constant()).binary_op(state, op, other, reflected)
+        fn = getattr(operator, name)
+        a, b = (fake_other, self.fake) if reflected else (self.fake, fake_other)
+        result = fn(a, b)
+        if name in _COMPARISONS:
+            return const(result) if type(result) is bool else SizeBoolValue(result)
+        if type(result) is int:
+            return const(result)
+        graph = state.graph
+        na, nb = (node_other, self) if reflected else (self, node_other)
+        args = tuple(v.node if isinstance(v, SizeValue) else v for v in (na, nb))
+        return SizeValue(result, self.ctx, lambda: graph.create_node("call_function", fn, args, {}, result))
+
+    def unary_op(self, state, op):
+        if self._constant is None and op == "neg":
+            result = -self.fake
+            graph = state.graph
+            return SizeValue(result, self.ctx,
+                             lambda: graph.create_node("call_function", operator.neg, (self.node,), {}, result))
+        return const(self.constant()).unary_op(state, op)
+
+    def truth(self, state):
+        if self._constant is not None:
+            return bool(self._constant)
+        return SizeBoolValue(self.fake != 0).truth(state)
+
+    def reconstruct(self, codegen):
+        if self._constant is not None:
+            return codegen.constant(self._constant)
+        return codegen.tensor_output(self)  # the graph computes it and returns it
+
+    def __repr__(self):
+        return f"Size({self.fake})"
+
+
+class SizeBoolValue(Value):
+    """A comparison of sizes. Its truth is this call's outcome, recorded by the ShapeEnv as a relation the entry's
+    guard checks (one graph per side of a branch, not one per size)."""
+
+    __slots__ = ("sym", "_value")
+
+    def __init__(self, sym):
+        super().__init__(None)
+        self.sym = sym
+        self._value = None
+
+    def python_type(self):
+        return bool
+
+    def constant(self):
+        if self._value is None:
+            try:
+                self._value = bool(self.sym)
+            except Exception as error:
+                if _guard_on_data(error):
+                    raise _data_dependent_break("a branch on a size") from None
+                raise
+        return self._value
+
+    def truth(self, state):
+        return self.constant()
+
+    def unary_op(self, state, op):
+        if op == "not_":
+            return const(not self.constant())
+        return const(self.constant()).unary_op(state, op)
+
+    def binary_op(self, state, op, other, reflected):
+        return const(self.constant()).binary_op(state, op, other, reflected)
+
+    def reconstruct(self, codegen):
+        return codegen.constant(self.constant())
+
+
+class SizeSliceValue(Value):
+    """`x[a:n]` with a symbolic bound: a slice whose graph argument holds the size nodes (no specialisation)."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts):
+        super().__init__(None)
+        self.parts = list(parts)
+
+    def python_type(self):
+        return slice
+
+    def children(self):
+        return list(self.parts)
+
+    def constant(self):
+        return slice(*(p.constant() for p in self.parts))
+
+    def as_fx_arg(self, state):
+        return slice(*(p.as_fx_arg(state) for p in self.parts))
+
+    def as_fake(self, state):
+        return slice(*(p.as_fake(state) for p in self.parts))
+
+    def reconstruct(self, codegen):
+        return codegen.constant(self.constant())
+
+
+def symbolic_slice(parts):
+    """A SizeSliceValue when a bound is a symbolic size (constants and None elsewhere), else None."""
+    if not any(isinstance(p, SizeValue) and p.is_symbolic_number() for p in parts):
+        return None
+    for p in parts:
+        if not (isinstance(p, SizeValue) and p.is_symbolic_number()):
+            c = p.constant()
+            if not (c is None or type(c) is int):
+                return None
+    return SizeSliceValue(parts)

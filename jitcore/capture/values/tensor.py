@@ -9,6 +9,7 @@ from __future__ import annotations
 import operator
 
 import torch
+from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols, is_concrete_int
 
 from guards import StorageOffsetMatch
 from jitcore.capture.breaks import GraphBreak
@@ -16,6 +17,7 @@ from jitcore.capture.graph import fx_args, fake_args, is_symbolic
 from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.constant import ConstantValue, const
 from jitcore.capture.values.sequence import TupleValue, ListValue
+from jitcore.capture.values.symint import SizeBoolValue, SizeValue
 
 __all__ = ["TensorValue", "graph_call", "graph_call_side_effect", "wrap_fake_result"]
 
@@ -61,15 +63,16 @@ class TensorValue(Value):
         raise GraphBreak.raises(TypeError, "a tensor is not a context manager")
 
     def length(self, state):
+        """An int, or a SizeValue when dim 0 is symbolic."""
         if self.fake.dim() == 0:
             raise GraphBreak.raises(TypeError, "len() of a 0-d tensor")
-        n = self.fake.shape[0]
-        if is_symbolic(n):
-            raise GraphBreak("data_dependent", "len() of a tensor whose size depends on its data")
-        return n
+        n = metadata_value(state, self, self.fake.shape[0], "len()", "size", (0,))
+        return n.constant() if isinstance(n, ConstantValue) else n
 
     def iterate(self, state):
-        return [self.getitem(state, const(i)) for i in range(self.length(state))]
+        n = self.length(state)
+        count = n.constant() if isinstance(n, Value) else n  # unrolling needs the count: it is specialised
+        return [self.getitem(state, const(i)) for i in range(count)]
 
     def getattr(self, state, name):
         if name in _UNSUPPORTED_ATTRS:
@@ -83,7 +86,7 @@ class TensorValue(Value):
             attr = getattr(self.fake, name)
             if callable(attr):
                 return TensorMethodValue(self, name)
-            return _metadata_constant(attr, name)
+            return metadata_value(state, self, attr, name, "size" if name == "shape" else name, ())
         attr = getattr(torch.Tensor, name, None)
         if attr is None:
             raise GraphBreak("unsupported_value", f"tensor has no attribute {name!r}")
@@ -131,6 +134,37 @@ def _metadata_constant(value, what: str):
     return const(value)
 
 
+#: how the graph computes one symbolic size read by a tensor method: (aten op, whether it takes the dim)
+_SIZE_OPS = {"size": (torch.ops.aten.sym_size.int, True), "stride": (torch.ops.aten.sym_stride.int, True),
+             "numel": (torch.ops.aten.sym_numel.default, False), "nelement": (torch.ops.aten.sym_numel.default, False),
+             "storage_offset": (torch.ops.aten.sym_storage_offset.default, False)}
+
+
+def metadata_value(state, tensor, value, what: str, method: str, args: tuple):
+    """A tensor's metadata read in Python: constants as constants, symbolic sizes as SizeValues (graph nodes made
+    when used: `aten.sym_size.int(x, d)`). A size that depends on tensor data breaks the graph."""
+    if isinstance(value, torch.SymInt):
+        if is_concrete_int(value):
+            return const(int(value))
+        if free_unbacked_symbols(value):
+            raise GraphBreak("data_dependent", f"{what} depends on tensor data (a data-dependent size)")
+        op, takes_dim = _SIZE_OPS.get(method, (None, False))
+        if op is None:
+            return const(SizeValue(value, state.ctx, None).constant())
+        op_args = (args[0] % max(tensor.fake.dim(), 1),) if takes_dim else ()
+        graph = state.graph
+        return SizeValue(value, state.ctx,
+                         lambda: graph.create_node("call_function", op, (tensor.node, *op_args), {}, value))
+    if isinstance(value, torch.SymBool):
+        return const(SizeBoolValue(value).constant())
+    if isinstance(value, (torch.SymFloat,)):
+        return _metadata_constant(value, what)
+    if isinstance(value, tuple) and is_symbolic(value) and not args:
+        items = [metadata_value(state, tensor, item, what, method, (i,)) for i, item in enumerate(value)]
+        return TupleValue(items, tuple_type=None if type(value) is tuple else type(value))
+    return _metadata_constant(value, what)
+
+
 def _tensor_operand(value) -> bool:
     """Python's operators on tensors accept tensors, numbers, and (for some ops) sequences of numbers."""
     if value.is_tensor():
@@ -169,7 +203,10 @@ class TensorMethodValue(Value):
             fake_a = fake_args(state, args)
             fake_k = fake_args(state, kwargs)
             result = state.graph.run_fake(getattr(self.tensor.fake, self.name), fake_a, fake_k)
-            return _metadata_constant(result, self.name)
+            dims = tuple(a.constant() for a in args) if not kwargs else ()
+            if NOT_CONSTANT in dims or not all(type(d) is int for d in dims):
+                return _metadata_constant(result, self.name)
+            return metadata_value(state, self.tensor, result, f"{self.name}()", self.name, dims)
         return graph_call(state, "call_method", self.name, [self.tensor, *args], kwargs)
 
 
@@ -225,7 +262,11 @@ def graph_call(state, op: str, target, args: list, kwargs: dict) -> Value:
         # sizes, dtypes, booleans about metadata: pinned by the inputs' guards, no node needed
         if fn is _STORAGE_OFFSET and tensors:
             _guard_storage_offsets(state, tensors[0])
-        return _metadata_constant(fake, getattr(target, "__name__", str(target)))
+        if isinstance(fake, torch.SymInt) and not is_concrete_int(fake) and not free_unbacked_symbols(fake):
+            # a size computed by a torch function (torch.numel(x)): the graph computes it where it is used
+            fx_a, fx_k = tuple(fx_args(state, args)), fx_args(state, kwargs)
+            return SizeValue(fake, state.ctx, lambda: graph.create_node(op, target, fx_a, fx_k, fake))
+        return metadata_value(state, None, fake, getattr(target, "__name__", str(target)), "", ())
     node = graph.create_node(op, target, tuple(fx_args(state, args)), fx_args(state, kwargs), fake)
     inputs = {id(v.fake): v for v in [*args, *kwargs.values()] if v.is_tensor()}
     return wrap_fake_result(state, node, fake, inputs)
@@ -247,7 +288,8 @@ def _symbolic_shape(fake) -> bool:
 def _specialize_dynamic_ints(values) -> bool:
     found = False
     for value in values:
-        if value.is_symbolic_number():
+        if value.is_symbolic_number() and not isinstance(value, SizeValue):
+            # a dynamic Python int (not a tensor size, which stays symbolic)
             value.constant()
             found = True
         items = value.sequence_items()
