@@ -283,6 +283,10 @@ class NewModuleValue(ModuleValue):
             return NewModuleValue(value)
         return super()._child(state, dict_name, key, value)
 
+    def _guard_not_on_instance(self, state, name):
+        """Nothing to guard: each call builds the module anew with the code just traced, so its own dict is the one
+        capture modelled (a guard on the capture-time object would fail once that object is gone)."""
+
     def getattr(self, state, name):
         if name in ("train", "eval") and name not in self.module.__dict__:
             return MethodCallValue(self, name)
