@@ -160,7 +160,28 @@ class SymIntValue(Value):
 
 
 
-class SymBoolValue(Value):
+class _DecidedBool(Value):
+    """A comparison on symbolic numbers: every use decides it, through `constant()` (which guards what it
+    decided), and it then behaves as that Python bool."""
+
+    __slots__ = ()
+
+    def truth(self, state):
+        return self.constant()
+
+    def unary_op(self, state, op):
+        if op == "not_":
+            return const(not self.constant())
+        return const(self.constant()).unary_op(state, op)
+
+    def binary_op(self, state, op, other, reflected):
+        return const(self.constant()).binary_op(state, op, other, reflected)
+
+    def reconstruct(self, codegen):
+        return codegen.constant(self.constant())
+
+
+class SymBoolValue(_DecidedBool):
     """A comparison of a dynamic int with a constant. Branching on it guards the relation (IntPredicateMatch on the
     single root) rather than the exact value; with several roots it specializes them."""
 
@@ -183,20 +204,6 @@ class SymBoolValue(Value):
         else:
             self.operand.constant()
         return self.value
-
-    def truth(self, state):
-        return self.constant()
-
-    def unary_op(self, state, op):
-        if op == "not_":
-            return const(not self.constant())
-        return const(self.constant()).unary_op(state, op)
-
-    def binary_op(self, state, op, other, reflected):
-        return const(self.constant()).binary_op(state, op, other, reflected)
-
-    def reconstruct(self, codegen):
-        return codegen.constant(self.constant())
 
 
 # -- sizes of tensors with symbolic dims ----------------------------------------------------------------------------
@@ -298,7 +305,7 @@ class SizeValue(SymIntValue):
         return f"Size({self.fake})"
 
 
-class SizeBoolValue(Value):
+class SizeBoolValue(_DecidedBool):
     """A comparison of sizes. Its truth is this call's outcome, recorded by the ShapeEnv as a relation the entry's
     guard checks (one graph per side of a branch, not one per size)."""
 
@@ -321,20 +328,6 @@ class SizeBoolValue(Value):
                     raise _data_dependent_break("a branch on a size") from None
                 raise
         return self._value
-
-    def truth(self, state):
-        return self.constant()
-
-    def unary_op(self, state, op):
-        if op == "not_":
-            return const(not self.constant())
-        return const(self.constant()).unary_op(state, op)
-
-    def binary_op(self, state, op, other, reflected):
-        return const(self.constant()).binary_op(state, op, other, reflected)
-
-    def reconstruct(self, codegen):
-        return codegen.constant(self.constant())
 
 
 class SizeSliceValue(Value):
