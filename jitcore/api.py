@@ -12,7 +12,7 @@ import types
 
 import torch
 
-import backends
+from jitcore import backends
 from jitcore.capture.interpreter import clear_code_caches
 from jitcore.codegen import resume
 from jitcore.config import config

@@ -11,7 +11,7 @@ import inspect
 import time
 import types
 
-import backends
+from jitcore import backends
 from jitcore.config import config
 from jitcore.errors import InvalidArgumentError
 from jitcore.report.console import recording

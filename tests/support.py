@@ -54,7 +54,7 @@ class CountingBackend:
             return gm.forward
         inner = self.inner
         if isinstance(inner, str):
-            from backends import lookup  # only when a test asks for a named backend
+            from jitcore.backends import lookup  # only when a test asks for a named backend
 
             inner = lookup(inner)
         return inner(gm, example_inputs)

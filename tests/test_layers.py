@@ -1,9 +1,9 @@
-"""The import rules between jitcore's layers, checked on the source of every module of jitcore/, guards/, backends/.
+"""The import rules between jitcore's layers, checked on the source of every module of jitcore/ (jitcore/guards/ and jitcore/backends/ included).
 
 Each module belongs to one layer, and a layer imports only the layers below it (docs/architecture.md):
 
     leaf     jitcore.errors, jitcore.config, jitcore.events, jitcore.marks: nothing of jitcore but each other
-    guards, backends: nothing of jitcore
+    jitcore.guards, jitcore.backends: nothing of jitcore but each other
     capture  -> leaf, guards, backends
     codegen  -> leaf, guards, capture
     runtime  -> leaf, guards, backends, capture, codegen
@@ -25,7 +25,7 @@ import textwrap
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-PACKAGES = ("jitcore", "guards", "backends")
+PACKAGES = ("jitcore",)
 LEAF_MODULES = frozenset({"jitcore.errors", "jitcore.config", "jitcore.events", "jitcore.marks"})
 #: the layers each layer may import (its own included)
 ALLOWED = {
@@ -58,13 +58,11 @@ class Import:
 def layer_of(module: str) -> str | None:
     """The layer of a module of jitcore, guards or backends; None for any other module (torch, rich, ...)."""
     parts = module.split(".")
-    if parts[0] in ("guards", "backends"):
-        return parts[0]
     if parts[0] != "jitcore":
         return None
     if module in LEAF_MODULES:
         return "leaf"
-    if len(parts) > 1 and parts[1] in ("capture", "codegen", "runtime", "report"):
+    if len(parts) > 1 and parts[1] in ("guards", "backends", "capture", "codegen", "runtime", "report"):
         return parts[1]
     return "top"
 
@@ -197,7 +195,7 @@ def _dedent(text: str) -> str:
 def test_layer_of_places_modules():
     assert [layer_of(m) for m in ("jitcore.errors", "jitcore.capture.values.base", "jitcore.codegen",
                                   "jitcore.runtime.cache", "jitcore.report.view", "jitcore.api", "jitcore",
-                                  "guards.tree", "backends", "torch", "rich.console")] == \
+                                  "jitcore.guards.tree", "jitcore.backends", "torch", "rich.console")] == \
         ["leaf", "capture", "codegen", "runtime", "report", "top", "top", "guards", "backends", None, None]
 
 
@@ -246,9 +244,9 @@ def test_imports_inside_functions_and_dynamic_imports_count():
 
 
 @pytest.mark.parametrize("module, target", [("jitcore.config", "jitcore.runtime.registry"),
-                                            ("guards.tree", "jitcore.errors"),
-                                            ("backends.registry", "jitcore.config"),
-                                            ("jitcore.codegen.steps", "backends"),
+                                            ("jitcore.guards.tree", "jitcore.errors"),
+                                            ("jitcore.backends.registry", "jitcore.config"),
+                                            ("jitcore.codegen.steps", "jitcore.backends"),
                                             ("jitcore.runtime.cache", "jitcore.report.console"),
                                             ("jitcore.runtime.install", "jitcore.api")])
 def test_each_forbidden_direction_is_caught(module, target):

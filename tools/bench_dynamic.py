@@ -31,7 +31,7 @@ class _Counter:
         self.graphs += 1
         if self.name == "eager":
             return gm.forward
-        import backends  # lazy: only the non-eager backends need the registry
+        from jitcore import backends  # lazy: only the non-eager backends need the registry
         return backends.lookup(self.name)(gm, example_inputs)
 
 

@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch  # noqa: E402
 
-from guards import GlobalStateMatch, GuardTree, IdMatch, TensorMatch, compile_tree  # noqa: E402
+from jitcore.guards import GlobalStateMatch, GuardTree, IdMatch, TensorMatch, compile_tree  # noqa: E402
 
 
 def _tree_for_tensors(tensors: list[torch.Tensor]) -> GuardTree:

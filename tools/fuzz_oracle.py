@@ -276,7 +276,7 @@ class _CountingBackend:
     """Counts the graphs it is handed, then hands them to the named (or given) backend."""
 
     def __init__(self, backend):
-        from backends import lookup
+        from jitcore.backends import lookup
         self.inner, self.graphs = lookup(backend), 0
         self.__name__ = backend if isinstance(backend, str) else getattr(backend, "__name__", "backend")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from guards import ABSENT, DistinctObjects, LengthMatch, NamespaceEntryMatch, SameObject
+from jitcore.guards import ABSENT, DistinctObjects, LengthMatch, NamespaceEntryMatch, SameObject
 from jitcore.capture.graph import GraphBuilder
 from jitcore.capture.side_effects import SideEffects
 from jitcore.capture.sources import ModuleGlobalSource

@@ -17,7 +17,7 @@ import sys
 import types
 import weakref
 
-from guards import FunctionMatch, IdMatch, TypeMatch
+from jitcore.guards import FunctionMatch, IdMatch, TypeMatch
 from jitcore.config import config
 from jitcore.marks import is_disabled
 from jitcore.capture.breaks import GraphBreak

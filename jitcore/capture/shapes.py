@@ -23,8 +23,8 @@ from torch.fx.experimental.symbolic_shapes import (DimDynamic, RelaxedUnspecCons
                                                    StrictMinMaxConstraint, is_concrete_int)
 from torch.utils._sympy.value_ranges import ValueRanges
 
-from guards import ShapeRelationMatch, TensorMatch
-from guards.relations import TOKEN
+from jitcore.guards import ShapeRelationMatch, TensorMatch
+from jitcore.guards.relations import TOKEN
 
 __all__ = ["ShapeChoice", "ShapeToken", "Relation", "dims_for", "symbolic_context", "finish_shapes",
            "is_module_state"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from rich.console import Group
 
-import guards
-from guards import GlobalStateMatch
+from jitcore import guards
+from jitcore.guards import GlobalStateMatch
 from jitcore.report.describe import break_location, frame_of, graph_code, hint_for, readable, reason_of, short_path
 from jitcore.report.layout import CodeBlock, Rows, guard_tree, header, source_row
 

@@ -54,7 +54,7 @@ def _library_roots() -> tuple:
 def _package_roots(*extra: str) -> tuple:
     """The directories of jitcore's own packages (an editable install keeps them outside site-packages)."""
     roots = []
-    for name in ("jitcore", "guards", "backends", *extra):
+    for name in ("jitcore", *extra):
         module = sys.modules.get(name)
         if module is not None and getattr(module, "__file__", None):
             roots.append(os.path.join(os.path.dirname(os.path.realpath(module.__file__)), ""))

@@ -14,7 +14,7 @@ import inspect
 
 import torch
 
-from guards import TensorMatch
+from jitcore.guards import TensorMatch
 from jitcore.codegen.transform import safe_names
 from jitcore.runtime.prologue import FALLTHROUGH
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 import weakref
 
-import guards
-from guards import GlobalStateMatch
+from jitcore import guards
+from jitcore.guards import GlobalStateMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.shapes import Relation
 from jitcore.runtime.guard_batch import batch_module_guards, source_reader

@@ -11,8 +11,8 @@ import sys
 
 import torch
 
-from guards import BatchIdentityMatch, DictKeysMatch, EqualsMatch, IdMatch, InstanceDictAbsent, LengthMatch, TensorMatch
-from guards.tree import read_step
+from jitcore.guards import BatchIdentityMatch, DictKeysMatch, EqualsMatch, IdMatch, InstanceDictAbsent, LengthMatch, TensorMatch
+from jitcore.guards.tree import read_step
 from jitcore.capture.sources import AttrSource, ModuleDictSource, ModuleGlobalSource
 
 __all__ = ["batch_module_guards", "source_reader"]

@@ -20,8 +20,8 @@ import types
 
 import torch
 
-import backends
-from guards import TensorMatch
+from jitcore import backends
+from jitcore.guards import TensorMatch
 from jitcore import events
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.frame import capture_frame

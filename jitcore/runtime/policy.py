@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from guards import EqualsMatch, TensorMatch
+from jitcore.guards import EqualsMatch, TensorMatch
 from jitcore import events
 from jitcore.capture.shapes import ShapeChoice
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backends import registry
+from jitcore.backends import registry
 
 
 @pytest.fixture(autouse=True)

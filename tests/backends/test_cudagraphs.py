@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from backends import BackendError, lookup
+from jitcore.backends import BackendError, lookup
 from tests.backends.graphs import grads_of, graph_and_fake_inputs, leaf
 from tests.support import assert_same
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from backends import lookup
+from jitcore.backends import lookup
 from tests.backends.graphs import graph_and_fake_inputs, leaf
 from tests.support import assert_same
 

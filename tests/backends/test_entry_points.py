@@ -11,8 +11,8 @@ from importlib import metadata
 
 import pytest
 
-import backends
-from backends import ENTRY_POINT_GROUP, BackendError, EntryPointFailure, lookup, register_backend
+from jitcore import backends
+from jitcore.backends import ENTRY_POINT_GROUP, BackendError, EntryPointFailure, lookup, register_backend
 
 PLUGIN = "tests.backends.plugin_backend"
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-import backends
-from backends import BackendError, lookup
+from jitcore import backends
+from jitcore.backends import BackendError, lookup
 from tests.backends.graphs import grads_of, graph_and_fake_inputs, leaf
 from tests.support import assert_same
 

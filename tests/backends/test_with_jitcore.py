@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch import nn
 
-import backends
+from jitcore import backends
 import jitcore as jit
 from jitcore.report.console import EVENTS
 from tests.support import CountingBackend, arg_sets, check_against_eager, randn

@@ -3,7 +3,7 @@ import types
 
 import pytest
 
-from guards import LengthMatch
+from jitcore.guards import LengthMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.side_effects import SideEffects
 from jitcore.capture.sources import LocalSource

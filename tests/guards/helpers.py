@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 
-from guards import Check, GuardTree, compile_tree
+from jitcore.guards import Check, GuardTree, compile_tree
 
 
 def guard_one(check: Check, name: str = "v"):

@@ -2,7 +2,7 @@
 batch fails and names the table and both key lists."""
 import torch
 
-from guards import BatchIdentityMatch
+from jitcore.guards import BatchIdentityMatch
 
 
 def _batch(container):

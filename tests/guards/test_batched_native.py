@@ -4,7 +4,7 @@ import builtins
 
 import torch
 
-from guards import BatchIdentityMatch, GuardTree, TensorMatch, compile_tree
+from jitcore.guards import BatchIdentityMatch, GuardTree, TensorMatch, compile_tree
 
 BUILTINS = vars(builtins)
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 import torch
 
-from guards import (
+from jitcore.guards import (
     DictKeysMatch,
     EqualsMatch,
     GlobalStateMatch,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from guards import GuardTree, ShapeRelationMatch, TensorMatch, compile_tree
+from jitcore.guards import GuardTree, ShapeRelationMatch, TensorMatch, compile_tree
 
 
 def _tree(relation):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from guards import GuardTree, StorageOffsetMatch, TensorMatch, compile_tree
+from jitcore.guards import GuardTree, StorageOffsetMatch, TensorMatch, compile_tree
 from tests.guards.helpers import run
 
 

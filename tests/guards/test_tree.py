@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from guards import (
+from jitcore.guards import (
     EqualsMatch,
     GlobalStateMatch,
     GuardTree,

@@ -50,13 +50,13 @@ def test_fault_in_graph_module_construction_is_contained(monkeypatch, counting):
 
 
 def test_fault_in_guard_building_is_contained(monkeypatch, counting):
-    import guards
+    from jitcore import guards
     monkeypatch.setattr(guards, "compile_tree", _raise_after_first(guards.compile_tree))
     _check_contained("codegen", counting)
 
 
 def test_fault_in_guard_building_for_a_frame_that_cannot_be_captured_is_contained(monkeypatch, counting):
-    import guards
+    from jitcore import guards
     import jitcore.runtime.pipeline as pipeline
     from jitcore.capture.breaks import GraphBreak
     monkeypatch.setattr(guards, "compile_tree", _raise_after_first(guards.compile_tree))

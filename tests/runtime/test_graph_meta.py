@@ -2,13 +2,13 @@
 so AOTAutograd and Inductor skip per-call alignment checks and cudagraph copies for them."""
 import torch
 
-import backends
+from jitcore import backends
 import jitcore as jit
 
 
 def test_parameters_and_buffers_are_marked_static_and_arguments_are_not(counting, monkeypatch):
     """Marks go to backends tagged as running AOTAutograd; here the recording backend, so tagged, stands in."""
-    from backends import registry
+    from jitcore.backends import registry
     monkeypatch.setattr(registry, "_registry", registry._Registry(registry._BUILTINS))
     backends.register_backend("recording_aot", counting, tags=(backends.AOT_AUTOGRAD,))
     model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4)).eval()

@@ -119,7 +119,7 @@ def test_a_variant_jitcore_fails_on_runs_natively_while_other_variants_still_com
 
 
 def test_guards_name_inference_mode_and_inference_tensors_when_they_change():
-    from guards import GlobalStateMatch, TensorMatch
+    from jitcore.guards import GlobalStateMatch, TensorMatch
     normal = torch.ones(2, 3)
     with torch.inference_mode():
         state = GlobalStateMatch()
@@ -131,7 +131,7 @@ def test_guards_name_inference_mode_and_inference_tensors_when_they_change():
     assert TensorMatch(normal).explain(inference) == "is_inference() changed False -> True"
     # the Python form of the check (used with dynamic dims) tests it too
     dynamic = TensorMatch(inference, dynamic_dims=frozenset({0}))
-    from guards import GuardTree, compile_tree
+    from jitcore.guards import GuardTree, compile_tree
     tree = GuardTree()
     tree.add((("local", "x"),), dynamic, "x")
     check = compile_tree(tree, ["x"], {}, {}).check

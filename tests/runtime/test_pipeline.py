@@ -2,7 +2,7 @@
 once its first run succeeded."""
 import torch
 
-import backends
+from jitcore import backends
 import jitcore as jit
 from jitcore.report.console import EVENTS
 
@@ -13,7 +13,7 @@ def _model():
 
 
 def test_a_backend_failing_on_a_marked_graph_gets_it_again_without_marks(monkeypatch):
-    from backends import registry
+    from jitcore.backends import registry
     monkeypatch.setattr(registry, "_registry", registry._Registry(registry._BUILTINS))
     received = []
 

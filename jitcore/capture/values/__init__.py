@@ -14,7 +14,7 @@ import types
 
 import torch
 
-from guards import TensorMatch, TypeMatch, IdMatch, EqualsMatch, LengthMatch, DictKeysMatch
+from jitcore.guards import TensorMatch, TypeMatch, IdMatch, EqualsMatch, LengthMatch, DictKeysMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import ItemSource, AttrSource, ModuleDictSource
 from jitcore.capture.values import constructors, torch_rules  # noqa: F401 (they register their call rules)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import types
 
-from guards import HasAttrMatch
+from jitcore.guards import HasAttrMatch
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.side_effects import DELETED

@@ -11,7 +11,7 @@ import abc
 import collections
 import types
 
-from guards import DictKeysMatch
+from jitcore.guards import DictKeysMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource
 from jitcore.capture.values.base import NOT_CONSTANT, MethodCallValue

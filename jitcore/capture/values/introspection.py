@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import types
 
-from guards import IdMatch
+from jitcore.guards import IdMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource
 from jitcore.capture.values.constant import ConstantValue

@@ -11,7 +11,7 @@ import types
 import torch
 from torch.nn.modules import module as _module_impl
 
-from guards import DictKeysMatch, InstanceDictAbsent, LengthMatch
+from jitcore.guards import DictKeysMatch, InstanceDictAbsent, LengthMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource, ItemSource, ModuleDictSource
 from jitcore.capture.values.base import Value, MethodCallValue, NOT_CONSTANT

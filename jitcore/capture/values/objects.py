@@ -10,7 +10,7 @@ import enum
 import sys
 import types
 
-from guards import HasAttrMatch
+from jitcore.guards import HasAttrMatch
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource, GlobalSource, ModuleGlobalSource

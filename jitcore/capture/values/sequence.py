@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import operator
 
-from guards import LengthMatch
+from jitcore.guards import LengthMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import ItemSource
 from jitcore.capture.values.base import Value, NOT_CONSTANT, MethodCallValue

@@ -12,7 +12,7 @@ import operator
 
 from torch.fx.experimental.symbolic_shapes import DimDynamic, guard_int
 
-from guards import EqualsMatch, IntPredicateMatch
+from jitcore.guards import EqualsMatch, IntPredicateMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.constant import const

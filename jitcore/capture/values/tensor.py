@@ -11,7 +11,7 @@ import operator
 import torch
 from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols, is_concrete_int
 
-from guards import StorageOffsetMatch
+from jitcore.guards import StorageOffsetMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.graph import fx_args, fake_args, is_symbolic
 from jitcore.capture.values.base import Value, NOT_CONSTANT

@@ -12,9 +12,9 @@ import heapq
 import keyword
 import sys
 
-from guards.checks import Check, Relation
-from guards.render import Namespace, constant_source
-from guards.tree import GuardNode, GuardTree, default_user_name, read_step
+from jitcore.guards.checks import Check, Relation
+from jitcore.guards.render import Namespace, constant_source
+from jitcore.guards.tree import GuardNode, GuardTree, default_user_name, read_step
 
 __all__ = ["GuardFunction", "compile_tree"]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import ast
 import re
 
-from guards.checks import Check
-from guards.render import Namespace
+from jitcore.guards.checks import Check
+from jitcore.guards.render import Namespace
 
 __all__ = ["ShapeRelationMatch", "TOKEN"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from guards.checks import Check, Relation
+from jitcore.guards.checks import Check, Relation
 
 __all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "GuardTree", "count_checks", "default_user_name", "read_step"]
 

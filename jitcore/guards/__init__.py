@@ -5,7 +5,7 @@ generated Python function. Imports the standard library and torch only; never ji
 Entry points: GuardTree, the *Match checks, compile_tree -> GuardFunction (`.check`, `.failures`).
 """
 
-from guards.checks import (
+from jitcore.guards.checks import (
     ABSENT,
     Check,
     DictKeysMatch,
@@ -24,11 +24,11 @@ from guards.checks import (
     SameObject,
     TypeMatch,
 )
-from guards.torch_checks import BatchIdentityMatch, GlobalStateMatch, StorageOffsetMatch, TensorMatch
-from guards.relations import ShapeRelationMatch
-from guards.compile import GuardFunction, compile_tree
-from guards.render import Namespace
-from guards.tree import GuardNode, GuardTree, count_checks
+from jitcore.guards.torch_checks import BatchIdentityMatch, GlobalStateMatch, StorageOffsetMatch, TensorMatch
+from jitcore.guards.relations import ShapeRelationMatch
+from jitcore.guards.compile import GuardFunction, compile_tree
+from jitcore.guards.render import Namespace
+from jitcore.guards.tree import GuardNode, GuardTree, count_checks
 
 __all__ = [
     "ABSENT",

@@ -12,8 +12,8 @@ import weakref
 
 import torch
 
-from guards.checks import Check
-from guards.render import Namespace, distinct_type_names, literal, short_repr, type_name
+from jitcore.guards.checks import Check
+from jitcore.guards.render import Namespace, distinct_type_names, literal, short_repr, type_name
 
 __all__ = ["TensorMatch", "StorageOffsetMatch", "GlobalStateMatch", "BatchIdentityMatch"]
 

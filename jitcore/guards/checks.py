@@ -16,7 +16,7 @@ import weakref
 
 import torch
 
-from guards.render import Namespace, constant_source, distinct_type_names, literal, short_repr, type_name
+from jitcore.guards.render import Namespace, constant_source, distinct_type_names, literal, short_repr, type_name
 
 __all__ = [
     "ABSENT",
