@@ -119,12 +119,18 @@ def _starts(code) -> list:
     return out
 
 
+#: code -> `_starts(code)` (a break inside a resume code maps offsets of a code that is never disassembled)
+_STARTS = CodeCache()
+
+
 def real_offset(code, offset: int) -> int:
     """The offset of the instruction that starts at `offset`, skipping EXTENDED_ARG prefixes."""
-    real = _real(code)
-    index = bisect.bisect_left(real, offset, key=lambda inst: inst.offset)
-    if index < len(real):
-        return real[index].offset
+    starts = _STARTS.get(code)
+    if starts is None:
+        starts = _STARTS[code] = _starts(code)
+    index = bisect.bisect_left(starts, offset)
+    if index < len(starts):
+        return starts[index]
     raise ValueError(f"no instruction at or after offset {offset} in {code.co_qualname}")
 
 
@@ -138,6 +144,7 @@ def resume_origin(code):
 def clear() -> None:
     OFFSETS.clear()
     _REAL.clear()
+    _STARTS.clear()
     _PARSED.clear()
     _ABSTRACT.clear()
 
