@@ -6,6 +6,7 @@ result is wrapped back into values. Nothing here runs real compute or mutates re
 """
 from __future__ import annotations
 
+import contextlib
 import enum
 import operator
 
@@ -13,6 +14,7 @@ import torch
 import torch.fx
 from torch._subclasses.fake_tensor import FakeTensorMode, DataDependentOutputException, DynamicOutputShapeException
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv, compute_unbacked_bindings
+from torch._dispatch.python import enable_python_dispatcher
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture import shapes
@@ -115,7 +117,12 @@ class GraphBuilder:
     def run_fake(self, fn, args, kwargs):
         """Run `fn` on fake tensors; data-dependent results and errors become graph breaks."""
         try:
-            with self.fake_mode:
+            # With symbolic sizes about, the Python dispatcher is on, as Dynamo runs fake ops: composite ops
+            # (matmul, ...) then decompose through their Python implementations, which read symbolic sizes; some
+            # torch releases' C++ kernels read plain sizes instead, which would specialise every dim they touch
+            shape_env = self.fake_mode.shape_env
+            symbolic = shape_env is not None and bool(shape_env.var_to_range)  # backed and unbacked symbols
+            with self.fake_mode, (enable_python_dispatcher() if symbolic else contextlib.nullcontext()):
                 return fn(*args, **kwargs)
         except _DATA_DEPENDENT as exc:
             raise GraphBreak("data_dependent", f"{_name(fn)} needs tensor data ({type(exc).__name__})") from None
