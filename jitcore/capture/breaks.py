@@ -144,3 +144,24 @@ class GraphBreak(Exception):
             where = f" at {filename}:{lineno} in {func}()" + (f"\n    {line.strip()}" if line else "")
         detail = f" ({self.detail})" if self.detail else ""
         return f"{self.info.explanation}{detail}{where}\n  hint: {self.info.hint}"
+
+
+class TracedException(Exception):
+    """Python-level carrier of a traced `raise`: unwinds the interpreter's frames to a handler they contain.
+    `origin` is where the root frame was when it was raised: a graph break inside the handler is moved there.
+    It lives beside GraphBreak because both cross every value kind (an attribute hook that raises, say)."""
+
+    def __init__(self, value, origin):
+        super().__init__(value.cls.__name__)
+        self.value = value
+        self.origin = origin
+
+
+def raises_attribute_error(exc: Exception) -> bool:
+    """Whether a capture-time exception stands for an AttributeError the program raised (a traced `raise` in a
+    `__getattr__`/`__getattribute__`, or an operation modelled as raising one): what getattr's default and
+    hasattr catch."""
+    if isinstance(exc, TracedException):
+        return issubclass(exc.value.cls, AttributeError)
+    return isinstance(exc, GraphBreak) and exc.exc_type is not None and issubclass(exc.exc_type, AttributeError)
+

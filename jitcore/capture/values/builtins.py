@@ -10,7 +10,7 @@ import functools
 import math
 import operator
 
-from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.breaks import GraphBreak, TracedException, raises_attribute_error
 from jitcore.capture.side_effects import DELETED
 from jitcore.capture.values.base import Value, NOT_CONSTANT, KnownObjectValue
 from jitcore.capture.values.call_rules import CallRule, Meaning, KNOWN_CALLABLE, register_callable, call
@@ -283,6 +283,13 @@ def _getattr(state, obj, name, *default):
     if default:
         if not obj.has_attr(state, n):
             return default[0]
+        try:
+            return attribute(state, obj, n)
+        except (GraphBreak, TracedException) as exc:
+            # an attribute hook that raises AttributeError for this name: getattr answers its default
+            if raises_attribute_error(exc):
+                return default[0]
+            raise
     return attribute(state, obj, n)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 import types
 
-from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.breaks import GraphBreak, TracedException
 from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.call_rules import KNOWN_CALLABLE, CallRule, Meaning, register_callable
 from jitcore.capture.values.constant import const
@@ -24,16 +24,6 @@ from jitcore.capture.values.user_object import class_lookup, _class_attribute, _
 
 __all__ = ["ExceptionValue", "HandledOutside", "TracedException", "chain_context", "exception_constructible",
            "exception_from_break"]
-
-
-class TracedException(Exception):
-    """Python-level carrier of a traced `raise`: unwinds the interpreter's frames to a handler they contain.
-    `origin` is where the root frame was when it was raised: a graph break inside the handler is moved there."""
-
-    def __init__(self, value, origin):
-        super().__init__(value.cls.__name__)
-        self.value = value
-        self.origin = origin
 
 
 def exception_constructible(cls) -> bool:

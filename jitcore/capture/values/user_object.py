@@ -12,7 +12,7 @@ import collections
 import types
 
 from jitcore.guards import DictKeysMatch
-from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.breaks import GraphBreak, TracedException, raises_attribute_error
 from jitcore.capture.side_effects import DELETED
 from jitcore.capture.sources import AttrSource
 from jitcore.capture.values.base import Value, MethodCallValue
@@ -303,8 +303,8 @@ class UserObjectValue(_DunderProtocol, OpaqueValue):
             try:
                 self.getattr(state, name)
                 return True
-            except GraphBreak as brk:
-                if brk.exc_type is not None and issubclass(brk.exc_type, AttributeError):
+            except (GraphBreak, TracedException) as exc:
+                if raises_attribute_error(exc):
                     return False
                 raise
         self._guard_instance_keys(state)
