@@ -17,12 +17,12 @@ from jitcore.capture.interpreter import clear_code_caches
 from jitcore.codegen import resume
 from jitcore.config import config
 from jitcore.errors import InvalidArgumentError, UnknownBackendError
-from jitcore.explaining import explain_call
+from jitcore.explaining import explain_call, explain_wrapper_call
 from jitcore.report import console as _console  # subscribes the console to jitcore.events
 from jitcore.runtime.cache import Options, STATS
 from jitcore.runtime.install import compiled_function, INTERCEPTOR, ALL_CACHES
 from jitcore.marks import mark_disabled, allow_in_graph as _mark_allowed, is_compiling
-from jitcore.runtime import resume_fns
+from jitcore.runtime import distributed, resume_fns
 from jitcore.runtime.registry import REGISTRY
 
 __all__ = ["compile", "register", "unregister", "enabled", "explain", "reset", "disable", "allow_in_graph",
@@ -105,9 +105,19 @@ def _compile_module(module: torch.nn.Module, options: Options):
     subclass = type(cls.__name__, (_CompiledModuleMixin, cls), {
         "forward": compiled, "_orig_mod": module, "__module__": cls.__module__,
         "__qualname__": cls.__qualname__})
-    wrapper = object.__new__(subclass)
-    object.__setattr__(wrapper, "__dict__", module.__dict__)
-    return wrapper
+    return distributed.shared_state_module(module, subclass)
+
+
+def _compile_ddp(ddp, options: Options):
+    """A DistributedDataParallel sharing ddp's state: DDP's own forward runs natively (its reducer, buffers,
+    no_sync()), the module it wraps runs a compiled forward, split at DDP's gradient buckets (runtime/ddp_split.py)."""
+    if "forward" in ddp.__dict__:
+        raise InvalidArgumentError("compile(module): this DistributedDataParallel has a forward set on the "
+                                   "instance; compile the module it wraps instead")
+    inner = distributed.inner_module(ddp)
+    _python_function(type(inner).forward, "compile(DistributedDataParallel)")
+    return distributed.compile_ddp(ddp, lambda fn: compiled_function(fn, options),
+                                   extra_bases=(_CompiledModuleMixin,), extra={"_orig_mod": ddp})
 
 
 def compile(fn_or_module=None, *, backend="inductor", fullgraph=False, dynamic=None, cache_limit=None,
@@ -161,6 +171,8 @@ def _compile_target(target, opts):
         compiled = functools.partial(_compile_target(target.func, opts), *target.args, **target.keywords)
         compiled.__dict__.update(target.__dict__)
         return compiled
+    if distributed.is_ddp(target):
+        return _compile_ddp(target, opts)
     if isinstance(target, torch.nn.Module):
         return _compile_module(target, opts)
     fn, bound = _python_function(target, "compile()")
@@ -179,6 +191,10 @@ def register(fn_or_module):
         # calls through the partial run the function underneath: that function is what gets intercepted
         register(fn_or_module.func)
         return fn_or_module
+    if distributed.is_ddp(fn_or_module):
+        # DDP's own forward runs natively; the module it wraps is what enabled() blocks compile
+        register(distributed.inner_module(fn_or_module))
+        return fn_or_module
     if isinstance(fn_or_module, torch.nn.Module):
         forward, _ = _python_function(type(fn_or_module).forward, "register(module)")
         REGISTRY.add_module(fn_or_module, forward)
@@ -193,6 +209,9 @@ def register(fn_or_module):
 def unregister(fn_or_module) -> None:
     if type(fn_or_module) is functools.partial:
         unregister(fn_or_module.func)
+        return
+    if distributed.is_ddp(fn_or_module):
+        unregister(distributed.inner_module(fn_or_module))
         return
     target = fn_or_module if isinstance(fn_or_module, torch.nn.Module) else getattr(fn_or_module, "__func__",
                                                                                    fn_or_module)
@@ -254,6 +273,9 @@ def explain(fn, *args, **kwargs):
     """
     if type(fn) is functools.partial:
         fn, args, kwargs = fn.func, (*fn.args, *args), {**fn.keywords, **kwargs}
+    if distributed.is_ddp(fn) or distributed.is_fsdp_managed(fn):
+        # their own forward bookkeeping and hooks run natively, as compile() runs them
+        return explain_wrapper_call(fn, args, kwargs)
     if isinstance(fn, torch.nn.Module):
         target, bound = _python_function(type(fn).forward, "explain(module)")
         bound = fn

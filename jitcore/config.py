@@ -13,7 +13,7 @@ from jitcore.errors import InvalidArgumentError
 __all__ = ["Config", "config", "LOG_TOPICS", "parse_log"]
 
 #: What `JITCORE_LOG` / `config.log` may select; "all" selects every topic.
-LOG_TOPICS = ("recompiles", "breaks", "guards", "graphs", "fallbacks")
+LOG_TOPICS = ("recompiles", "breaks", "guards", "graphs", "fallbacks", "distributed")
 
 
 def parse_log(value) -> frozenset:

@@ -3,7 +3,8 @@
 The copy compiles with a recording backend (eager underneath), so the report covers the whole function: the graph
 before a break, the resume functions after it, callees a break runs natively, every guard and every recompile.
 This module drives the runtime and the console's recording; report.explain turns what it gathered into the report.
-Entry points: `explain_call(fn, args, kwargs)` -> `ExplainReport`, `is_explain_cache(cache)`.
+Entry points: `explain_call(fn, args, kwargs)` -> `ExplainReport`, `explain_wrapper_call(module, args, kwargs)` (DDP's
+forward and FSDP's hooks run natively, the forward underneath is explained), `is_explain_cache(cache)`.
 """
 from __future__ import annotations
 
@@ -16,12 +17,13 @@ from jitcore.config import config
 from jitcore.errors import InvalidArgumentError
 from jitcore.report.console import recording
 from jitcore.report.explain import ExplainReport, build_report
+from jitcore.runtime import distributed
 from jitcore.runtime.autoenable import original_code
 from jitcore.runtime.cache import Options
 from jitcore.runtime.install import ALL_CACHES, compiled_function
 from jitcore.runtime.prologue import FALLTHROUGH
 
-__all__ = ["explain_call", "is_explain_cache"]
+__all__ = ["explain_call", "explain_wrapper_call", "is_explain_cache"]
 
 
 class _RecordingBackend:
@@ -64,7 +66,29 @@ def explain_call(fn, args: tuple, kwargs: dict) -> ExplainReport:
         raise InvalidArgumentError(f"explain(): these arguments do not fit {fn.__qualname__}: {exc}") from None
     recorder = _RecordingBackend()
     options = Options(recorder, "eager", cache_limit=config.cache_limit)
-    compiled = compiled_function(fn, options)
+    return _run_recorded(fn, compiled_function(fn, options), recorder, options, args, kwargs)
+
+
+def explain_wrapper_call(module, args: tuple, kwargs: dict) -> ExplainReport:
+    """Run a DistributedDataParallel or FSDP-managed module once as compile() runs it: DDP's forward and FSDP's
+    hooks natively, the forward underneath through a fresh compiled copy (under DDP split at its buckets)."""
+    inner = distributed.inner_module(module) if distributed.is_ddp(module) else module
+    forward = _original(type(inner).forward)
+    try:
+        inspect.signature(forward).bind(inner, *args, **kwargs)
+    except TypeError as exc:
+        raise InvalidArgumentError(f"explain(): these arguments do not fit {forward.__qualname__}: {exc}") from None
+    recorder = _RecordingBackend()
+    options = Options(recorder, "eager", cache_limit=config.cache_limit)
+    copy = compiled_function(forward, options)
+    if distributed.is_ddp(module):
+        compiled = distributed.compile_ddp(module, lambda fn: copy)
+    else:
+        compiled = distributed.with_forward(module, copy)
+    return _run_recorded(forward, compiled, recorder, options, args, kwargs)
+
+
+def _run_recorded(fn, compiled, recorder, options, args, kwargs) -> ExplainReport:
     error = None
     with recording() as events:
         started = time.perf_counter()

@@ -76,6 +76,11 @@ _kind("recursion_limit", "inlining went too deep", "mark the recursive helper wi
       here="mark the recursive helper with @jit.disable")
 _kind("hooks", "a module with hooks is called", "remove the hooks, or call the module outside the compiled function",
       here="remove the module's hooks, or call the module outside {where}")
+_kind("distributed_module", "a DistributedDataParallel or FSDP2 (fully_shard) module is called: its own "
+      "bookkeeping (DDP's reducer, FSDP's all-gather and reshard hooks) runs natively, and the forward it wraps "
+      "is compiled as a graph of its own",
+      "nothing to do: this split is intended; compile the DDP/FSDP module itself to skip the calling frame's graph",
+      here="nothing to do: the module runs its hooks natively and its forward compiled")
 _kind("tensor_subclass", "a tensor subclass with __torch_function__ is used (its results are subclass instances "
       "with behaviour of their own), so the function runs in Python for such inputs",
       "pass plain tensors (x.as_subclass(torch.Tensor)), or disable __torch_function__ on the subclass")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import types
 
+import torch
+
 __all__ = ["Namespace", "constant_source", "distinct_type_names", "literal", "short_repr", "type_name"]
 
 
@@ -92,6 +94,10 @@ def short_repr(obj: object, limit: int = 60) -> str:
         return f"<module {obj.__name__}>"
     if type(obj).__repr__ is object.__repr__:  # `<pkg.mod.Foo object at 0x...>` says no more than this
         return f"<{type_name(type(obj))} at {id(obj):#x}>"
+    if isinstance(obj, torch.Tensor):
+        # a tensor's repr reads its data: slow for a large one, and a crash for one whose storage was freed
+        # (FSDP2 resizes an unsharded parameter's storage to 0 after forward)
+        return f"<{type_name(type(obj))} {str(obj.dtype).removeprefix('torch.')}{list(obj.shape)} at {id(obj):#x}>"
     try:
         text = repr(obj)
     except Exception:  # a user repr may fail; the message must not

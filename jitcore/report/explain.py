@@ -158,6 +158,8 @@ class ExplainReport(_Rendered):
     error: BaseException | None = None
     #: wall time of the call, compiling included
     run_seconds: float = 0.0
+    #: "graph of M.forward split for DDP into 3 graphs, one per gradient bucket: why" for each split graph
+    splits: list = dataclasses.field(default_factory=list)
 
     @property
     def graph_count(self) -> int:
@@ -216,7 +218,9 @@ def build_report(fn, graphs_compiled, caches, events, error, run_seconds: float)
     owner = {id(entry.gm): (cache, entry) for cache in caches for entry in cache.entries if entry.gm is not None}
     graphs = []
     for gm in graphs_compiled:
-        cache, entry = owner.get(id(gm), (None, None))
+        # a bucket's graph of a graph split for DDP (runtime/ddp_split.py) belongs to the graph it was cut from
+        whole = getattr(gm, "meta", {}).get("jitcore_split", (gm,))[0]
+        cache, entry = owner.get(id(whole), (None, None))
         if cache is None:  # a graph whose entry was not kept (the frame fell back): still shown
             frame = Frame(fn.__qualname__, fn.__code__.co_filename, fn.__code__.co_firstlineno)
             graphs.append(GraphInfo(len(graphs), gm, frame, _ops(gm), {}))
@@ -235,8 +239,9 @@ def build_report(fn, graphs_compiled, caches, events, error, run_seconds: float)
     recompiles = [f"{frame_of(e.facts['code']).label}: " + "; ".join(readable(r) for r in e.facts["reasons"])
                   for e in events if e.topic == "recompiles" and "entries" in e.facts]
     fallbacks = [readable(e.message) for e in events if e.topic == "fallbacks"]
+    splits = [readable(e.message) for e in events if e.topic == "distributed"]
     return ExplainReport(fn.__qualname__, graphs, breaks, GuardsInfo(trees), timings, fn.__code__.co_filename,
-                         fn.__code__.co_firstlineno, recompiles, fallbacks, error, run_seconds)
+                         fn.__code__.co_firstlineno, recompiles, fallbacks, error, run_seconds, splits)
 
 
 def _first_seen(events, graphs_compiled, caches) -> dict:

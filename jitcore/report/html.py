@@ -64,6 +64,8 @@ def report_section(report) -> str:
         f"<tr><td>{escape(label)}</td><td>{escape(str(value))}</td></tr>" for label, value in rows) + "</table>")
     parts += [graph_section(graph) for graph in report.graphs]
     parts += [break_section(brk, index) for index, brk in enumerate(report.breaks)]
+    if report.splits:
+        parts.append(_list_section("split for DDP", report.splits))
     if report.recompiles:
         parts.append(_list_section("recompiles", report.recompiles))
     if report.fallbacks:

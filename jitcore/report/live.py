@@ -16,7 +16,8 @@ from jitcore.report.layout import CodeBlock, Rows, guard_tree, header, source_ro
 __all__ = ["render_event"]
 
 _TITLES = {"breaks": ("graph break", "yellow"), "recompiles": ("recompile", "magenta"),
-           "fallbacks": ("fallback", "red"), "graphs": ("graph", "green"), "guards": ("guards", "blue")}
+           "fallbacks": ("fallback", "red"), "graphs": ("graph", "green"), "guards": ("guards", "blue"),
+           "distributed": ("split for DDP", "green")}
 
 
 def render_event(event, selected=frozenset()):

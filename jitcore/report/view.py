@@ -46,6 +46,9 @@ def report_block(report) -> Group:
     parts = [header("explain", f"{report.function}()", "cyan"), Rows(items, label_width=7)]
     parts += [graph_block(graph) for graph in report.graphs]
     parts += [break_block(brk, index) for index, brk in enumerate(report.breaks)]
+    if report.splits:
+        parts.append(header("split for DDP", str(len(report.splits)), "green"))
+        parts.append(Rows([("", text) for text in report.splits]))
     if report.recompiles:
         parts.append(header("recompiles", str(len(report.recompiles)), "magenta"))
         parts.append(Rows([("", text) for text in report.recompiles]))

@@ -31,6 +31,7 @@ from jitcore.capture.shapes import Relation
 from jitcore.codegen.transform import build_entry, graph_is_pure, graph_uses_rng
 from jitcore.errors import GraphBreakError, JitError
 from jitcore.runtime.break_wiring import break_steps
+from jitcore.runtime.ddp_split import active_ddp, ddp_split
 from jitcore.runtime.containment import CAPTURE, CODEGEN, GRAPH_MODULE, GUARD_CODEGEN, Containment, FirstRun
 from jitcore.runtime.entry import ALWAYS, Entry, EntryAssembly
 from jitcore.runtime.graph_meta import mark_inputs
@@ -97,7 +98,7 @@ class CompilePipeline:
                 marked = (self.reads_marks and not self.plain_graphs
                           and mark_inputs(captured.gm, captured.input_sources))
                 with events.compiling(self.code, self.options.backend_name):
-                    compiled = self.options.backend(captured.gm, list(captured.example_inputs))
+                    compiled = self._backend_compile(captured)
             except Exception as exc:
                 if self._falls_back(marked):
                     return self.compile(args, cells)
@@ -110,6 +111,24 @@ class CompilePipeline:
         except Exception as exc:
             return self._fault(GUARD_CODEGEN, exc)
         return self._entry(captured, compiled, args, cells, timings)
+
+    def _backend_compile(self, captured):
+        """The backend's compiled graph; under a running DDP forward, one compiled graph per gradient bucket
+        (runtime/ddp_split.py) so that each bucket's all-reduce overlaps the rest of backward."""
+        ddp = active_ddp()
+        if ddp is None:
+            return self.options.backend(captured.gm, list(captured.example_inputs))
+        split = ddp_split(captured.gm, list(captured.example_inputs), captured.input_sources, ddp,
+                          self.options.backend)
+        if split.parts:
+            STATS.graphs += len(split.parts) - 1
+            message = (f"graph of {self.where} split for DDP into {len(split.parts)} graphs, one per gradient "
+                       f"bucket: {split.reason}")
+        else:
+            message = f"graph of {self.where} not split for DDP: {split.reason}"
+        events.emit("distributed", message, key=("ddp split", id(captured.gm)), code=self.code, gm=captured.gm,
+                    parts=split.parts, buckets=split.buckets, reason=split.reason)
+        return split.compiled
 
     def _shape_guards(self, captured) -> None:
         """The guards on symbolic sizes, taken from the ShapeEnv after the backend compiled (backends add facts

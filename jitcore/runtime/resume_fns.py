@@ -15,7 +15,9 @@ import types
 import weakref
 
 from jitcore.capture.code_cache import CodeCache
+from jitcore.capture.values.module import WrapperCall
 from jitcore.codegen.resume import resume_code
+from jitcore.runtime import distributed
 from jitcore.runtime.prologue import build_prologue_code
 
 __all__ = ["resume_function", "step_function", "compiled_callee", "use_makers", "clear"]
@@ -28,7 +30,7 @@ _STEPS = CodeCache()
 _LINE_STARTS = CodeCache()
 #: original code -> {(target, kinds, names, options): the resume function's recompile policy}
 _RESUME_POLICIES = CodeCache()
-#: function -> {options: its compiled copy}
+#: function (or a capture.values.module.WrapperCall marker) -> {options: its compiled copy}
 _CALLEES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
@@ -109,7 +111,12 @@ def compiled_callee(fn, options):
         per_fn = _CALLEES[fn] = {}
     compiled = per_fn.get(options)
     if compiled is None:
-        compiled = per_fn[options] = _MAKERS.compiled_function(fn, options)
+        if isinstance(fn, WrapperCall):
+            # a DDP or FSDP-managed module: its own call runs natively, the forward underneath compiled
+            compiled = distributed.wrapper_call(fn.kind, lambda forward: _MAKERS.compiled_function(forward, options))
+        else:
+            compiled = _MAKERS.compiled_function(fn, options)
+        per_fn[options] = compiled
     return compiled
 
 

@@ -122,7 +122,7 @@ def test_bad_log_value_is_a_jit_error_listing_the_valid_topics(value):
         config.log = value
     message = str(info.value)
     assert "unknown JITCORE_LOG topic" in message
-    assert "recompiles, breaks, guards, graphs, fallbacks, all" in message
+    assert "recompiles, breaks, guards, graphs, fallbacks, distributed, all" in message
 
 
 def test_bad_log_value_from_the_environment_is_the_same_error():

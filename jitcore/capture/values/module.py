@@ -6,6 +6,7 @@ guarded on its own source. Parameters, buffers and submodules are read from the 
 from __future__ import annotations
 
 import copy
+import sys
 import types
 
 import torch
@@ -22,13 +23,47 @@ from jitcore.capture.values.sequence import ListValue, TupleValue
 from jitcore.capture.values.user_object import _class_attribute
 from jitcore.capture.values.wrapping import wrap
 
-__all__ = ["ModuleValue", "NewModuleValue", "new_module_argument", "NOT_REAL", "check_stateless"]
+__all__ = ["ModuleValue", "NewModuleValue", "new_module_argument", "NOT_REAL", "check_stateless", "WrapperCall",
+           "DDP_CALL", "FSDP_CALL"]
 
 _HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 _GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
                  "_global_backward_pre_hooks")
 _CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict)
 _PARAM_CONTAINERS = (torch.nn.ParameterList, torch.nn.ParameterDict)
+
+
+class WrapperCall:
+    """What a graph break calls for a DDP or FSDP-managed module: the module's own __call__, run natively, with the
+    forward underneath compiled (the runtime turns this marker into that function: runtime/distributed.py)."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def __repr__(self):
+        return f"WrapperCall({self.kind!r})"
+
+
+DDP_CALL = WrapperCall("ddp")
+FSDP_CALL = WrapperCall("fsdp")
+
+
+def _wrapper_kind(module):
+    """DDP_CALL / FSDP_CALL for a module whose own call must run natively (Note [Distributed modules]), else None."""
+    if isinstance(module, torch.nn.parallel.DistributedDataParallel):
+        return DDP_CALL
+    fsdp = sys.modules.get("torch.distributed.fsdp")
+    fsdp_module = getattr(fsdp, "FSDPModule", None)
+    if fsdp_module is not None and isinstance(module, fsdp_module):
+        return FSDP_CALL
+    return None
+
+# Note [Distributed modules]
+# DistributedDataParallel.forward (the reducer's bookkeeping, buffer broadcasts, the unused-parameter search) and
+# FSDP2's forward hooks (all-gather, reshard, the backward hooks they register) must run as torch runs them. A
+# call of such a module is a graph break, and the break runs the module's own __call__ natively with the forward
+# underneath compiled as a frame of its own (WrapperCall), as Dynamo runs them: one graph per FSDP block, and
+# under DDP the wrapped module's graph is split at DDP's gradient buckets.
 
 
 class ModuleValue(Value):
@@ -88,6 +123,8 @@ class ModuleValue(Value):
 
     def call(self, state, args, kwargs):
         module = self.module
+        if _wrapper_kind(module) is not None:
+            raise GraphBreak("distributed_module", f"{self._name()} ({type(module).__name__})")
         if self._has_inlinable_hooks():
             return self._call_with_hooks(state, args, kwargs)
         self.guard_no_hooks(state.ctx)
@@ -175,6 +212,10 @@ class ModuleValue(Value):
         """The compiled copy of the class's forward may run in place of a call a break runs natively, while the
         module has no hooks (guarded, as for an inlined forward) and no forward of its own."""
         forward = getattr(type(self.module), "forward", None)
+        wrapper = _wrapper_kind(self.module)
+        if wrapper is not None and self.source is not None:
+            # the module's class (hence its kind) is fixed by the identity guard on the module
+            return wrapper, self
         if self.source is None or self._hooked() or not isinstance(forward, types.FunctionType) \
                 or not compilable(forward) or "forward" in self.module.__dict__:
             return None
