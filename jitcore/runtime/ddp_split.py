@@ -18,7 +18,7 @@ import torch
 import torch.distributed as dist
 import torch.fx
 
-from jitcore.runtime.graph_meta import is_module_state
+from jitcore.runtime.graph_meta import InputSource, is_module_state
 
 __all__ = ["Split", "ddp_split", "bucket_limits", "active_ddp"]
 
@@ -122,6 +122,7 @@ def _compile_parts(gm, parts, example_inputs, backend, buckets):
     """Each part as a GraphModule of its own compiled by `backend`, and one outer graph that calls them in order."""
     placeholders = [node for node in gm.graph.nodes if node.op == "placeholder"]
     examples = dict(zip(placeholders, example_inputs))
+    marked = "dynamo_compile_id" in gm.meta
     output = next(node for node in reversed(gm.graph.nodes) if node.op == "output")
     home = {node: index for index, part in enumerate(parts) for node in part}
     # a node's value leaves its part when a later part or the graph's output reads it
@@ -146,9 +147,12 @@ def _compile_parts(gm, parts, example_inputs, backend, buckets):
                     env[arg] = sub.node_copy(arg)
                 else:
                     placeholder = sub.placeholder(arg.name)
-                    placeholder.meta = dict(arg.meta)
-                    if hasattr(arg, "_dynamo_source"):
-                        placeholder._dynamo_source = arg._dynamo_source
+                    placeholder.meta = {key: value for key, value in arg.meta.items() if key != "tensor_dict"} \
+                        if arg.op != "placeholder" else dict(arg.meta)
+                    if marked:
+                        # AOTAutograd reads a source on every placeholder of a marked graph; a value an earlier
+                        # bucket's graph computed is an activation, never a static input
+                        placeholder._dynamo_source = getattr(arg, "_dynamo_source", None) or InputSource(arg.name)
                     env[arg] = placeholder
                     inputs.append(arg)
             return env[arg]
