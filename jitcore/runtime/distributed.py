@@ -140,3 +140,8 @@ def wrapper_call(kind: str, make_forward):
     def call(module, *args, **kwargs):
         return runner(module)(*args, **kwargs)
     return call
+
+
+def clear() -> None:
+    """Forget the wrapper objects made for calls at graph breaks (jitcore.reset())."""
+    _WRAPPER_CALLS.clear()

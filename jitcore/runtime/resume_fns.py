@@ -125,3 +125,4 @@ def clear() -> None:
     _RESUME_POLICIES.clear()
     _STEPS.clear()
     _CALLEES.clear()
+    distributed.clear()

@@ -45,10 +45,11 @@ class MLP(torch.nn.Module):
         self.extra = torch.nn.Linear(32, 32) if extra else None
 
     def forward(self, x):
+        rows = x.shape[0]
         x = torch.relu(self.l1(x))
-        x = torch.relu(self.l2(x))
+        x = torch.relu(self.l2(x)).reshape(rows, -1)
         x = torch.relu(self.l3(x))
-        return self.l4(x)
+        return self.l4(x).reshape(rows, 2, -1).flatten(1)
 
 
 class Block(torch.nn.Module):
@@ -89,8 +90,8 @@ class Counting:
         return self.inner(gm, example_inputs)
 
 
-def batch(rank: int, step: int, features: int = 32):
-    return torch.randn(8, features, generator=torch.Generator().manual_seed(100 * step + rank))
+def batch(rank: int, step: int, features: int = 32, rows: int = 8):
+    return torch.randn(rows, features, generator=torch.Generator().manual_seed(100 * step + rank))
 
 
 def ddp_pair(extra=False, **options):
@@ -211,6 +212,29 @@ def scenario_find_unused(rank):
     compiled = jit.compile(mine, backend="aot_eager")
     train_against_eager(reference, reference, mine, compiled, rank)
     return {"extra_grad": mine.module.extra.weight.grad is not None}
+
+
+def scenario_dynamic_batch(rank):
+    # the batch size changes: the recompiled graph has symbolic sizes, and each bucket's graph gets them
+    reference, mine = ddp_pair()
+    counting = Counting(backends.lookup("aot_eager"))
+    backends.register_backend("counting_aot_dynamic", counting, tags=backends.tags_of("aot_eager"), replace=True)
+    compiled = jit.compile(mine, backend="counting_aot_dynamic")
+    opt_ref = torch.optim.SGD(reference.parameters(), lr=0.05)
+    opt_mine = torch.optim.SGD(mine.parameters(), lr=0.05)
+    for step, rows in enumerate((8, 6, 5, 7, 9)):
+        x = batch(rank, step, rows=rows)
+        loss_ref = reference(x).square().mean()
+        loss_ref.backward()
+        loss_mine = compiled(x).square().mean()
+        loss_mine.backward()
+        torch.testing.assert_close(loss_mine, loss_ref, rtol=1e-5, atol=1e-6)
+        for (name, a), b in zip(reference.named_parameters(), mine.parameters()):
+            torch.testing.assert_close(b.grad, a.grad, rtol=1e-5, atol=1e-6, msg=name)
+        for opt in (opt_ref, opt_mine):
+            opt.step()
+            opt.zero_grad()
+    return {"graphs": len(counting.graphs)}
 
 
 def scenario_static_graph(rank):
@@ -360,6 +384,11 @@ def test_no_sync_accumulation_matches_eager(outcomes):
 
 def test_find_unused_parameters_matches_eager(outcomes):
     assert outcome(outcomes, "find_unused")["extra_grad"] is False
+
+
+def test_changing_batch_size_splits_the_dynamic_graph_too(outcomes):
+    # one static graph, then one shape-generic graph: each split into one graph per bucket
+    assert outcome(outcomes, "dynamic_batch")["graphs"] == 2 * LAYERS
 
 
 def test_static_graph_matches_eager(outcomes):
