@@ -21,6 +21,8 @@ import weakref
 
 import torch
 
+from jitcore.runtime.prologue import FALLTHROUGH
+
 __all__ = ["is_ddp", "is_fsdp_managed", "compile_ddp", "with_forward", "wrapper_call", "inner_module"]
 
 # Note [Wrappers share state]
@@ -54,12 +56,15 @@ def inner_module(ddp):
 
 
 def _plain_forward(module):
-    """The forward function of module's class, or None when it cannot be compiled (set on the instance, or not
-    Python code)."""
+    """The forward function of module's class, or None when it is not to be compiled here: set on the instance,
+    not Python code, or already running jitcore's dispatch prologue (an enabled() block or JITCORE=1 swapped it in:
+    calling the module natively reaches that prologue, which compiles it)."""
     if "forward" in module.__dict__:
         return None
     forward = getattr(type(module), "forward", None)
-    return forward if isinstance(forward, types.FunctionType) else None
+    if not isinstance(forward, types.FunctionType) or any(c is FALLTHROUGH for c in forward.__code__.co_consts):
+        return None
+    return forward
 
 
 def _subclass(cls, forward, extra: dict | None = None):

@@ -287,8 +287,8 @@ def scenario_fsdp(rank):
     counting = Counting()
     compiled = jit.compile(mine, backend=counting)
     full = lambda grad: grad.full_tensor()  # noqa: E731
-    train_against_eager(reference, reference, mine, compiled, rank, full=full)
-    return {"graphs": len(counting.graphs)}
+    losses = train_against_eager(reference, reference, mine, compiled, rank, full=full)
+    return {"graphs": len(counting.graphs), "losses": losses}
 
 
 def scenario_fsdp_aot(rank):
@@ -425,7 +425,7 @@ def test_fsdp2_under_aot_matches_eager(outcomes):
 _AUTOENABLED = """
 import os, sys, torch, torch.distributed as dist, torch.multiprocessing as mp
 from torch.nn.parallel import DistributedDataParallel as DDP
-from tests.runtime.test_distributed import MLP, CAP_MB, batch, STEPS
+from tests.runtime.test_distributed import MLP, CAP_MB, batch, STEPS, fsdp_pair
 
 def train(model, x):
     return model(x).square().mean()
@@ -444,11 +444,20 @@ def worker(rank, port):
         opt.step()
         opt.zero_grad()
         losses.append(loss.item())
+    fsdp, _ = fsdp_pair()
+    opt = torch.optim.SGD(fsdp.parameters(), lr=0.05)
+    fsdp_losses = []
+    for step in range(STEPS):
+        loss = train(fsdp, batch(rank, step, 8))
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        fsdp_losses.append(loss.item())
     from jitcore.report.console import EVENTS
     from jitcore.runtime.stats import STATS
     splits = [m for t, m in EVENTS if t == "distributed"]
     if rank == 0:
-        print("RESULT", repr((losses, STATS.graphs, splits)))
+        print("RESULT", repr((losses, fsdp_losses, STATS.graphs, splits)))
     dist.destroy_process_group()
 
 if __name__ == "__main__":
@@ -456,7 +465,7 @@ if __name__ == "__main__":
 """
 
 
-def test_jitcore_1_compiles_the_wrapped_module_split_at_buckets(outcomes, tmp_path):
+def test_jitcore_1_compiles_ddp_split_at_buckets_and_fsdp2_blocks(outcomes, tmp_path):
     script = tmp_path / "train_ddp.py"
     script.write_text(_AUTOENABLED)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -465,7 +474,8 @@ def test_jitcore_1_compiles_the_wrapped_module_split_at_buckets(outcomes, tmp_pa
                           capture_output=True, text=True, timeout=DEADLINE)
     assert done.returncode == 0, done.stderr[-3000:]
     line = next(line for line in done.stdout.splitlines() if line.startswith("RESULT"))
-    losses, graphs, splits = eval(line[len("RESULT "):])
+    losses, fsdp_losses, graphs, splits = eval(line[len("RESULT "):])
     torch.testing.assert_close(losses, outcome(outcomes, "compile")["losses"], rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(fsdp_losses, outcome(outcomes, "fsdp")["losses"], rtol=1e-5, atol=1e-6)
     assert any(f"split for DDP into {LAYERS} graphs" in message for message in splits), splits
     assert graphs >= LAYERS
