@@ -71,7 +71,7 @@ def ddp_split(gm, example_inputs, input_sources, ddp, backend) -> Split:
     params = _parameter_inputs(placeholders, input_sources, example_inputs)
     caps = _describe_limits(limits)
     if not params:
-        return Split(backend(gm, example_inputs), reason=f"no parameter that needs a gradient is a graph input")
+        return Split(backend(gm, example_inputs), reason="no parameter that needs a gradient is a graph input")
     order = {node: i for i, node in enumerate(gm.graph.nodes)}
     first_use = {node: min(order[user] for user in node.users) for node, _ in params if node.users}
     used = sorted((node for node, _ in params if node in first_use), key=lambda n: first_use[n], reverse=True)
@@ -175,15 +175,11 @@ def _compile_parts(gm, parts, example_inputs, backend, buckets):
         for position, node in enumerate(leaving[index]):
             outer_env[node] = outer.call_function(operator.getitem, (call, position))
             outer_env[node].meta = dict(node.meta)
+    # what the output reads and no part computes (a get_attr constant) is read by the outer graph itself
     outer.output(torch.fx.node.map_arg(output.args[0], lambda arg: outer_env[arg] if arg in outer_env
-                                       else _constant(outer, gm, arg)))
+                                       else outer.node_copy(arg)))
     runner = torch.fx.GraphModule(gm, outer, class_name="DDPSplitGraph")
     return runner.forward, graphs
-
-
-def _constant(outer, gm, node):
-    """A get_attr node the output returns directly: read in the outer graph from the same root."""
-    return outer.node_copy(node)
 
 
 class _Part:

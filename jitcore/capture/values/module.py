@@ -58,6 +58,7 @@ def _wrapper_kind(module):
         return FSDP_CALL
     return None
 
+
 # Note [Distributed modules]
 # DistributedDataParallel.forward (the reducer's bookkeeping, buffer broadcasts, the unused-parameter search) and
 # FSDP2's forward hooks (all-gather, reshard, the backward hooks they register) must run as torch runs them. A
