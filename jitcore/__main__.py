@@ -60,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--backend", default=None,
                      help="backend for the functions compiled (default: $JITCORE_BACKEND, else eager)")
     run.add_argument("--log", default=None, metavar="TOPICS",
-                     help="what to print while running: recompiles,breaks,guards,graphs,fallbacks or all "
+                     help="what to print while running: recompiles,breaks,guards,graphs,fallbacks,distributed or all "
                           "(default: $JITCORE_LOG, else only warnings)")
     run.add_argument("--no-summary", action="store_true", help="do not print the summary table at exit")
     run.add_argument("script", help="the Python script to run")

@@ -102,8 +102,8 @@ def test_run_with_a_bad_log_value_lists_the_valid_topics(tmp_path, capsys):
     (tmp_path / "script.py").write_text("print('never')\n")
     assert main(["run", "--log", "breaks,bogus", str(tmp_path / "script.py")]) == 2
     err = capsys.readouterr().err
-    assert "unknown JITCORE_LOG topic 'bogus'; valid topics are: recompiles, breaks, guards, graphs, fallbacks, all" \
-        in err
+    assert ("unknown JITCORE_LOG topic 'bogus'; valid topics are: recompiles, breaks, guards, graphs, fallbacks, "
+            "distributed, all") in err
 
 
 def test_run_of_a_missing_script_is_a_clear_error(capsys):
