@@ -31,7 +31,7 @@ def render_event(event, selected=frozenset()):
             return _limit(code, facts.get("reasons", []), facts["limit"])
         if event.topic == "recompiles" and "reasons" in facts:
             return _recompile(code, facts["reasons"], facts.get("entries"), facts.get("cache_limit"))
-        if event.topic == "fallbacks" and "error" in facts:
+        if event.topic == "fallbacks" and ("error" in facts or "returned" in facts):
             return _fallback(code, facts)
         if event.topic == "graphs" and "gm" in facts:
             return _graph(code, facts, selected)
@@ -77,11 +77,16 @@ def _limit(code, reasons, limit):
 
 def _fallback(code, facts):
     frame = frame_of(code) if code is not None else None
-    error = facts["error"]
+    error = facts.get("error")
     stage = facts.get("stage", "")
     label = frame.label if frame is not None else "this function"
     items = [("at", frame.where)] if frame is not None else []
-    if facts.get("backend"):
+    if "returned" in facts:
+        items.append(("error", f"backend {facts['backend']!r} returned {facts['returned']}, not a callable: a "
+                               f"backend must return the function to run in the graph's place"))
+        items.append(("then", f"{label} runs natively for these inputs; fix the backend, or check the graph "
+                              f"with backend='eager'"))
+    elif facts.get("backend"):
         items.append(("error", f"backend {facts['backend']!r} failed: {type(error).__name__}: {error}"))
         items.append(("then", f"{label} runs natively for these inputs; run with backend='eager' to check the "
                               f"graph itself"))

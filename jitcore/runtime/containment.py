@@ -50,8 +50,19 @@ class Containment:
                    f"{type(exc).__name__}: {exc}")
         if self.raising():
             raise BackendCompileError(message + " (run with backend='eager' to check the graph itself)") from exc
-        events.emit("fallbacks", message + "; running it natively", key=("backend", self.code), always=True,
-                    code=self.code, error=exc, backend=self.backend_name)
+        events.emit("fallbacks", message + "; running it natively", key=("backend", self.code, self.backend_name),
+                    always=True, code=self.code, error=exc, backend=self.backend_name)
+
+    def backend_returned(self, result) -> None:
+        """The backend returned something that cannot be called in the graph's place (None, a number ...)."""
+        what = "None" if result is None else f"{type(result).__name__} {_short_repr(result)}"
+        message = (f"backend {self.backend_name!r} returned {what} instead of a callable when compiling a graph of "
+                   f"{self.where}")
+        if self.raising():
+            raise BackendCompileError(message + "; a backend must return the function to run in the graph's place "
+                                      "(see jitcore.backends.register_backend)")
+        events.emit("fallbacks", message + "; running it natively", key=("backend", self.code, self.backend_name),
+                    always=True, code=self.code, returned=what, backend=self.backend_name)
 
     def first_run_failed(self, exc: Exception) -> None:
         """The backend's compiled graph raised on its first run where the captured graph, run eagerly, did not."""
@@ -69,6 +80,14 @@ class Containment:
         events.emit("fallbacks", f"internal error while rebuilding the result of {self.where}: "
                     f"{type(exc).__name__}: {exc}; running it natively from now on", key=("rebuild", self.code),
                     always=True)
+
+
+def _short_repr(value, limit: int = 40) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__} object>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class FirstRun:

@@ -104,6 +104,10 @@ class CompilePipeline:
                     return self.compile(args, cells)
                 self.contain.backend_failed(exc)
                 return self._native(captured.guards)
+            if not callable(compiled):
+                # a backend must hand back what to call instead of the graph; None or 5 is the backend's bug
+                self.contain.backend_returned(compiled)
+                return self._native(captured.guards)
             timings["backend"] = time.perf_counter() - started
             STATS.graphs += 1
         try:
