@@ -85,10 +85,25 @@ def _python_function(obj, what: str):
 
 
 class _CompiledModuleMixin:
-    """Marker base of the classes `compile(module)` makes; the class attribute `_orig_mod` is the module compiled."""
+    """Marker base of the classes `compile(module)` makes; the class attribute `_orig_mod` is the module compiled
+    and `_jitcore_compile_args` the keyword arguments of that compile() call.
+
+    Note [Saving a compiled module]: the class is made per compile() call, so pickle cannot find it by name. A
+    compiled module pickles (and torch.save's, and deep-copies) as "the original module, compiled again with the
+    same arguments": loading gives a compiled module of the loaded original, with no compiled code carried over
+    (its first call captures again). Its state_dict is the original's, with the original's keys.
+    """
+
+    def __reduce_ex__(self, protocol):
+        return _load_compiled_module, (type(self)._orig_mod, dict(type(self)._jitcore_compile_args))
 
 
-def _compile_module(module: torch.nn.Module, options: Options):
+def _load_compiled_module(module: torch.nn.Module, compile_args: dict):
+    """What unpickling a compiled module calls (Note [Saving a compiled module])."""
+    return compile(module, **compile_args)
+
+
+def _compile_module(module: torch.nn.Module, options: Options, compile_args: dict):
     """A module sharing the original's state (its __dict__), whose class's forward has the dispatch prologue.
 
     Sharing __dict__ keeps parameters, buffers, submodules, hooks, state_dict keys and train()/eval() identical to
@@ -103,7 +118,8 @@ def _compile_module(module: torch.nn.Module, options: Options):
     compiled = compiled_function(fn, options)
     # the same name as the original class: reprs, hooks and code that prints type(m).__name__ see no difference
     subclass = type(cls.__name__, (_CompiledModuleMixin, cls), {
-        "forward": compiled, "_orig_mod": module, "__module__": cls.__module__,
+        "forward": compiled, "_orig_mod": module, "_jitcore_compile_args": compile_args,
+        "__module__": cls.__module__,
         "__qualname__": cls.__qualname__})
     return distributed.shared_state_module(module, subclass)
 
@@ -142,9 +158,11 @@ def compile(fn_or_module=None, *, backend="inductor", fullgraph=False, dynamic=N
         >>> out = opt(x)
     """
     opts = make_options(backend, fullgraph, dynamic, cache_limit, mode, options)
+    compile_args = {"backend": backend, "fullgraph": fullgraph, "dynamic": dynamic, "cache_limit": cache_limit,
+                    "mode": mode, "options": options}
     if fn_or_module is None:
-        return lambda target: _compile_target(target, opts)
-    return _compile_target(fn_or_module, opts)
+        return lambda target: _compile_target(target, opts, compile_args)
+    return _compile_target(fn_or_module, opts, compile_args)
 
 
 def _unwrap_dynamo(target):
@@ -164,17 +182,18 @@ def _unwrap_dynamo(target):
         target = inner
 
 
-def _compile_target(target, opts):
+def _compile_target(target, opts, compile_args):
     target = _unwrap_dynamo(target)
     if type(target) is functools.partial:
         # the function underneath is compiled; the partial's arguments are applied to every call, as in Python
-        compiled = functools.partial(_compile_target(target.func, opts), *target.args, **target.keywords)
+        compiled = functools.partial(_compile_target(target.func, opts, compile_args), *target.args,
+                                     **target.keywords)
         compiled.__dict__.update(target.__dict__)
         return compiled
     if distributed.is_ddp(target):
         return _compile_ddp(target, opts)
     if isinstance(target, torch.nn.Module):
-        return _compile_module(target, opts)
+        return _compile_module(target, opts, compile_args)
     fn, bound = _python_function(target, "compile()")
     compiled = compiled_function(fn, opts)
     if bound is not _MISSING:
