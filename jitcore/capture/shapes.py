@@ -23,7 +23,7 @@ from torch.fx.experimental.symbolic_shapes import (DimDynamic, RelaxedUnspecCons
                                                    StrictMinMaxConstraint, is_concrete_int)
 from torch.utils._sympy.value_ranges import ValueRanges
 
-from jitcore.guards import ShapeRelationMatch, TensorMatch
+from jitcore.guards import GlobalStateMatch, GuardTree, ShapeRelationMatch, TensorMatch
 from jitcore.guards.relations import TOKEN
 
 __all__ = ["ShapeChoice", "ShapeToken", "Relation", "dims_for", "symbolic_context", "finish_shapes",
@@ -90,6 +90,22 @@ class Relation:
     @property
     def user_name(self) -> str:
         return "shape relations"
+
+
+def guard_tree_of(collected, tree=None):
+    """The guard tree of (source, check) pairs as capture collects them: a None source marks a root check (named by
+    its `root_name`), a `Relation` a check over several inputs; the global torch state is always the first root.
+    The one reading of collected guards: entry assembly compiles it, the console draws it."""
+    tree = GuardTree() if tree is None else tree
+    tree.add_root(GlobalStateMatch())
+    for source, check in collected:
+        if source is None:
+            tree.add_root(check, check.root_name)
+        elif isinstance(source, Relation):
+            tree.add_relation(check, [s.path for s in source.sources], source.user_name)
+        else:
+            tree.add(source.path, check, source.user_name)
+    return tree
 
 
 def is_module_state(source) -> bool:

@@ -1,6 +1,8 @@
 """The one console for everything jitcore says: recompilations, graph breaks, cache-limit hits, fallbacks, graphs.
 
-Quiet by default; `config.log` (JITCORE_LOG) selects topics. Identical messages are printed once per location.
+Quiet by default; `config.log` (JITCORE_LOG) selects topics. A break is printed once per place in the user's code
+(file, line, kind); a function's first recompile and first graph are printed and later ones counted, listed at exit
+(`counted_lines`), so a long training loop says each thing once.
 Warnings that a user must see even when quiet (a fallback after an internal error) use `always=True`. Callers pass
 the facts of an event as keywords (`code=`, `brk=`, `reasons=` ...); report.live lays them out, and the message
 string is the plain-text form kept in EVENTS. `compile_status` shows a spinner while a backend compiles for long.
@@ -8,13 +10,14 @@ Imports rich lazily; never raises into the caller. Entry points: `say`, `recordi
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import sys
 import threading
 
 from jitcore import events
 from jitcore.config import config
-from jitcore.report.describe import frame_of
+from jitcore.report.describe import break_key, frame_of
 
 __all__ = ["say", "reset_seen", "EVENTS", "Event", "recording", "compile_status", "get_console", "use_console"]
 
@@ -27,6 +30,12 @@ _lock = threading.RLock()
 #: every message said (printed or not), newest last, for tests and the CLI summary; bounded
 EVENTS: list = []
 _MAX_EVENTS = 2000
+#: topics whose events are shown once per function and then counted (a training loop recompiles, and makes a
+#: graph, for each variant: the first says what happens; the rest are a count at exit and in the summary)
+_COUNTED = ("recompiles", "graphs")
+#: (topic, function key) -> [label, events said, events shown]
+_counts: dict = {}
+_exit_note_registered = False
 _console = None
 #: lists that `recording()` blocks collect events into; while one is open nothing is printed or deduplicated
 _recorders: list = []
@@ -90,7 +99,7 @@ def say(topic: str, message: str, *, key=None, always: bool = False, **facts) ->
             for events in _recorders:
                 events.append(event)
             return
-        dedupe = (topic, key if key is not None else message)
+        dedupe = (topic, _dedupe_key(topic, key, message, facts))
         if dedupe in _seen:
             return
         _seen[dedupe] = None
@@ -105,7 +114,70 @@ def say(topic: str, message: str, *, key=None, always: bool = False, **facts) ->
             del EVENTS[: len(EVENTS) - _MAX_EVENTS]
     selected = config.log
     if always or topic in selected or (topic == "graphs" and "guards" in selected):
-        show(event, selected)
+        if always or _first_of_its_function(topic, facts):
+            show(event, selected)
+
+
+def _dedupe_key(topic: str, key, message: str, facts: dict):
+    """One report per break in the user's code (file, line, kind), whichever resume function met it; else the
+    caller's key, else the message."""
+    if topic == "breaks" and "brk" in facts:
+        try:
+            return break_key(facts.get("code"), facts["brk"])
+        except Exception:  # a break of an unexpected shape still dedupes by what the runtime said
+            pass
+    return key if key is not None else message
+
+
+def _first_of_its_function(topic: str, facts: dict) -> bool:
+    """True for the first recompile (graph) of a function, which is shown; the later ones are counted."""
+    code = facts.get("code")
+    if topic not in _COUNTED or code is None:
+        return True
+    try:
+        frame = frame_of(code)
+        function, label = (frame.filename, frame.lineno, frame.function), f"{frame.function}()"
+    except Exception:
+        function, label = code, code.co_qualname
+    global _exit_note_registered
+    with _lock:
+        count = _counts.setdefault((topic, function), [label, 0, 0])
+        count[1] += 1
+        if count[1] > 1:
+            if not _exit_note_registered:
+                _exit_note_registered = True
+                atexit.register(print_counts)
+            return False
+        count[2] += 1
+    return True
+
+
+def counted_lines() -> list[str]:
+    """One line per function whose recompiles or graphs were counted instead of shown."""
+    with _lock:
+        per_function: dict = {}
+        for (topic, function), (label, said, shown) in _counts.items():
+            if said > shown:
+                noun = {"recompiles": "recompile", "graphs": "graph"}[topic]
+                per_function.setdefault((function, label), []).append(
+                    f"{said - shown} more {noun}{'s' if said - shown != 1 else ''}")
+    return [f"{label}: {' and '.join(parts)} not shown (the first of each was)"
+            for (_, label), parts in per_function.items()]
+
+
+def print_counts() -> None:
+    """At exit: what was counted instead of shown, one line per function (nothing when nothing was)."""
+    lines = counted_lines()
+    if not lines:
+        return
+    try:
+        console = get_console()
+        from jitcore.report.layout import Rows, header  # lazy: rich, only when something was counted
+        console.print(header("counted", "repeats of what was shown above", "cyan"),
+                      Rows([("", line) for line in lines]), width=min(console.width, MAX_WIDTH))
+    except Exception:
+        for line in lines:
+            print(f"jitcore: {line}", file=sys.stderr)
 
 
 def show(event: Event, selected=frozenset()) -> None:
@@ -137,6 +209,7 @@ def reset_seen() -> None:
     with _lock:
         _seen.clear()
         EVENTS.clear()
+        _counts.clear()
 
 
 # -- progress on long compiles --------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Words for users: jitcore's internal objects described in the user's own terms.
 
-Owns the translation of resume functions to "f() after line 12", of carried stack slots to "stack slot 0", short
+Owns the translation of resume functions to "f() from line 12", of carried stack slots to "stack slot 0", short
 paths, source snippets and the concrete hint shown for each graph break (whose texts live in the break catalogue,
 capture/breaks.py). Reads codegen.resume (where a resume function continues) and nothing from runtime. Entry
 points: `frame_of`, `readable`, `short_path`, `snippet`, `reason_of`, `hint_for`, `break_location`, `graph_code`.
@@ -15,8 +15,8 @@ import textwrap
 
 from jitcore.codegen.resume import resume_origin
 
-__all__ = ["Frame", "frame_of", "break_location", "readable", "short_path", "snippet", "reason_of", "hint_for",
-           "node_location", "graph_code"]
+__all__ = ["Frame", "frame_of", "break_location", "break_key", "readable", "short_path", "snippet", "reason_of",
+           "hint_for", "node_location", "graph_code"]
 
 # Note [Internal names]: codegen.resume names a resume function `jitcore_resume_in_<f>_at_<line>` and its carried
 # stack slots `___stack<i>`; guards and recompile reasons repeat those names. Users never see them: `frame_of`
@@ -43,8 +43,9 @@ class Frame:
             return f"{self.function}()"
         if not self.mid_line:
             return f"{self.function}() from line {self.resume_line}"
-        after = f" (`{self.after}`)" if self.after else ""
-        return f"{self.function}() after line {self.resume_line}{after}"
+        if self.after:
+            return f"{self.function}() from line {self.resume_line}, after `{self.after}`"
+        return f"{self.function}() from within line {self.resume_line}"
 
     @property
     def where(self) -> str:
@@ -74,7 +75,10 @@ def frame_of(code) -> Frame:
             starts = inst.starts_line is not None and inst.offset == offset
             break
         previous = inst
-    after = "" if starts or previous is None else _source_of(original.co_filename, previous.positions)
+    # only a call reads as "after `opt.zero_grad()`"; the source of any other instruction may be a fragment (the
+    # format spec `.3f` of an f-string, a name) that says nothing on its own
+    after = ("" if starts or previous is None or previous.opname != "CALL"
+             else _source_of(original.co_filename, previous.positions))
     return dataclasses.replace(frame, resume_line=line, mid_line=not starts, after=after)
 
 
@@ -90,21 +94,32 @@ def _source_of(filename: str, positions, limit: int = 32) -> str:
 
 
 def break_location(code, brk) -> tuple[str, int, str, str]:
-    """(filename, line, source line, function) of a break in `code`, in the user's terms.
+    """(filename, line, source line, function) of a break in `code`, in the user's terms; never empty.
 
     A resume function that starts in the middle of a line reports the instructions before the next line start
     at its def line (the interpreter's line starts at co_firstlineno); those instructions are on the resume line.
+    A break that was not located (raised before the first instruction ran) is where the function starts.
     """
     filename, lineno, line, function = brk.location or ("", 0, "", "")
     if code is None:
-        return filename, lineno, line or "", function
+        return filename or "<unknown file>", lineno, line or "", function or "<unknown function>"
     frame = frame_of(code)
-    if not function or function == code.co_name:
+    if not filename:
+        filename, lineno = frame.filename, frame.resume_line or frame.lineno
+        return filename, lineno, linecache.getline(filename, lineno), frame.function
+    if not function or function in (code.co_name, code.co_qualname):
         function = frame.function
         if frame.is_resume and lineno == frame.lineno and filename == frame.filename:
             lineno = frame.resume_line
             line = linecache.getline(filename, lineno)
     return filename, lineno, line or "", function
+
+
+def break_key(code, brk) -> tuple:
+    """What makes two reports the same break: its place in the user's code and its kind (a break met again from
+    another resume function of the same function, or after a recompile, is the same break)."""
+    filename, lineno, _, _ = break_location(code, brk)
+    return ("break", filename, lineno, brk.kind)
 
 
 def readable(text: str) -> str:

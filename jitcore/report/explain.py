@@ -81,7 +81,7 @@ class BreakInfo(_Rendered):
     hint: str
     #: the function the breaking line belongs to (an inlined callee's own name)
     function: str = ""
-    #: the compiled frame that broke, as the user knows it ("f()", "f() after line 12")
+    #: the compiled frame that broke, as the user knows it ("f()", "f() from line 12")
     frame: str = ""
     #: True: the graph before it runs and the rest continues in Python; False: the frame runs natively
     resumed: bool = True
@@ -150,7 +150,7 @@ class ExplainReport(_Rendered):
     compile_time: dict
     filename: str = ""
     lineno: int = 0
-    #: "f() after line 12: x: shape[0] changed 3 -> 4" for each recompile during the call
+    #: "f() from line 12: x: shape[0] changed 3 -> 4" for each recompile during the call
     recompiles: list = dataclasses.field(default_factory=list)
     #: messages of fallbacks after internal errors or backend failures during the call
     fallbacks: list = dataclasses.field(default_factory=list)

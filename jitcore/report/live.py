@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from rich.console import Group
 
-from jitcore import guards
-from jitcore.guards import GlobalStateMatch
+from jitcore.capture.shapes import guard_tree_of
 from jitcore.report.describe import break_location, frame_of, graph_code, hint_for, readable, reason_of, short_path
 from jitcore.report.layout import CodeBlock, Rows, guard_tree, header, source_row
 
@@ -26,9 +25,9 @@ def render_event(event, selected=frozenset()):
     code = facts.get("code")
     try:
         if event.topic == "breaks" and "brk" in facts:
-            return _break(code, facts["brk"], facts.get("resumed", False))
+            return _break(code, facts["brk"], facts.get("resumed", False), facts.get("unresumable"))
         if event.topic == "recompiles" and "limit" in facts and "entries" not in facts:
-            return _limit(code, facts.get("reasons", []), facts["limit"])
+            return _limit(code, facts.get("reasons", []), facts["limit"], facts.get("changing", []))
         if event.topic == "recompiles" and "reasons" in facts:
             return _recompile(code, facts["reasons"], facts.get("entries"), facts.get("cache_limit"))
         if event.topic == "fallbacks" and ("error" in facts or "returned" in facts):
@@ -41,17 +40,22 @@ def render_event(event, selected=frozenset()):
     return Group(header(title, "", style), Rows([("", readable(event.message))], indent=2))
 
 
-def _break(code, brk, resumed: bool):
+def _break(code, brk, resumed: bool, unresumable=None):
     frame = frame_of(code) if code is not None else None
     filename, lineno, line, function = break_location(code, brk)
-    items = [("at", f"{short_path(filename)}:{lineno} in {function}()" if filename else "unknown location")]
+    items = [("at", f"{short_path(filename)}:{lineno} in {function}()")]
     if line and line.strip():
         items.append(("", source_row(lineno, line.strip())))
     items.append(("why", reason_of(brk.info, brk.detail)))
     items.append(("hint", hint_for(brk, line or "", function)))
     owner = frame.label if frame is not None else f"{function}()"
-    items.append(("then", f"{owner} runs as a graph up to here, then continues in Python" if resumed
-                  else f"{owner} runs in Python (no graph) for calls like this one"))
+    if resumed:
+        items.append(("then", f"{owner} runs as a graph up to here, then continues in Python"))
+    elif unresumable is not None:
+        items.append(("then", f"{owner} runs in Python (no graph) for calls like this one: it cannot continue "
+                              f"in Python at this point ({reason_of(unresumable.info, unresumable.detail)})"))
+    else:
+        items.append(("then", f"{owner} runs in Python (no graph) for calls like this one"))
     return Group(header("graph break", f"in {function}()"), Rows(items))
 
 
@@ -64,15 +68,37 @@ def _recompile(code, reasons, entries, cache_limit):
     return Group(header("recompile", frame.label, "magenta"), Rows(items))
 
 
-def _limit(code, reasons, limit):
+def _limit(code, reasons, limit, changing):
     frame = frame_of(code)
     items = [("at", frame.where),
              ("what", f"{frame.label} has {limit} compiled variants (cache_limit={limit}); new variants run "
                       f"natively from now on")]
     items += [("why" if i == 0 else "", readable(reason)) for i, reason in enumerate(reasons[:3])]
-    items.append(("hint", f"if only a few variants are needed, raise the limit (jit.compile(..., cache_limit=N)); "
-                          f"otherwise keep the changing value out of {frame.function}(), e.g. pass it as a tensor"))
+    items.append(("hint", limit_hint(changing, frame.function)))
     return Group(header("cache limit", frame.label, "red"), Rows(items))
+
+
+def limit_hint(changing, function: str) -> str:
+    """The cache-limit hint for what keeps changing (policy's `"<kind> <name>"` list): a tensor's shape wants
+    dynamic shapes, another object each call wants one compiled instance, only a Python scalar wants a tensor."""
+    kinds = {}
+    for item in changing:
+        kind, _, name = item.partition(" ")
+        kinds.setdefault(kind, []).append(readable(name))
+    raise_it = "raise the limit (jit.compile(..., cache_limit=N)) if only a few variants are needed"
+    if "shape" in kinds:
+        name = kinds["shape"][0]
+        return (f"the shape of {name} keeps changing: mark the changing dim dynamic (jit.mark_dynamic({name}, dim)) "
+                f"or compile with dynamic=True; or {raise_it}")
+    if "object" in kinds:
+        name = kinds["object"][0]
+        return (f"{name} is a different object in each call (one variant per object, e.g. per module instance): "
+                f"compile the object itself once (jit.compile(module)) and reuse it, or {raise_it}")
+    if "number" in kinds:
+        name = kinds["number"][0]
+        return (f"the Python value {name} keeps changing: pass it as a tensor, or keep it out of {function}(); "
+                f"or {raise_it}")
+    return f"{raise_it}; otherwise keep the value that changes out of {function}()"
 
 
 def _fallback(code, facts):
@@ -109,14 +135,5 @@ def _graph(code, facts, selected):
     collected = facts.get("guards")
     if "guards" in selected and collected is not None:
         parts.append(header("guards", frame.label, "blue"))
-        parts.append(guard_tree(_tree_of(collected), "", readable))
+        parts.append(guard_tree(guard_tree_of(collected), "", readable))
     return Group(*parts) if parts else None
-
-
-def _tree_of(collected):
-    """The guard tree of a new entry from the (source, check) pairs capture collected (as cache.py builds it)."""
-    tree = guards.GuardTree()
-    tree.add_root(GlobalStateMatch())
-    for source, check in collected:
-        tree.add(source.path, check, source.user_name)
-    return tree

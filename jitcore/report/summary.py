@@ -16,7 +16,7 @@ from rich.table import Table
 from rich import box
 
 from jitcore.report.console import EVENTS, MAX_WIDTH, get_console
-from jitcore.report.describe import break_location, frame_of, reason_of, short_path
+from jitcore.report.describe import break_key, break_location, frame_of, reason_of, short_path
 from jitcore.report.layout import Rows, header
 
 __all__ = ["Summary", "FunctionRow", "collect", "render", "print_summary"]
@@ -43,7 +43,12 @@ class Summary:
 
     @property
     def functions_compiled(self) -> int:
+        """Rows with at least one graph; every other row ran in Python only (breaks, fallbacks, the limit)."""
         return sum(1 for row in self.rows if row.graphs)
+
+    @property
+    def functions_native(self) -> int:
+        return len(self.rows) - self.functions_compiled
 
     @property
     def graphs(self) -> int:
@@ -58,7 +63,14 @@ class Summary:
         return sum(row.compile_seconds for row in self.rows)
 
     def headline(self) -> str:
-        return (f"{self.functions_compiled} function{'s' if self.functions_compiled != 1 else ''} compiled · "
+        """Every count is a sum of the table's rows: functions = rows (with graphs + Python only), graphs, breaks
+        and recompiles = the columns' totals, seconds = the time column's total."""
+        functions = f"{len(self.rows)} function{'s' if len(self.rows) != 1 else ''}"
+        if self.functions_native:
+            functions += f" ({self.functions_compiled} compiled, {self.functions_native} in Python only)"
+        else:
+            functions += " compiled"
+        return (f"{functions} · "
                 f"{self.graphs} graph{'s' if self.graphs != 1 else ''} · {len(self.breaks)} "
                 f"break{'s' if len(self.breaks) != 1 else ''} · {self.recompiles} "
                 f"recompile{'s' if self.recompiles != 1 else ''} · {self.compile_seconds:.2f} s compiling")
@@ -85,10 +97,10 @@ def collect(caches) -> Summary:
                 row.graphs += 1
                 row.ops += entry.op_count
             brk = entry.break_reason
-            if brk is not None and (brk.location, brk.kind) not in breaks:
+            if brk is not None and break_key(cache.code, brk) not in breaks:
                 filename, lineno, _, function = break_location(cache.code, brk)
-                breaks[(brk.location, brk.kind)] = (f"{short_path(filename)}:{lineno}", f"{function}()",
-                                                    reason_of(brk.info, brk.detail))
+                breaks[break_key(cache.code, brk)] = (f"{short_path(filename)}:{lineno}", f"{function}()",
+                                                      reason_of(brk.info, brk.detail))
                 row.breaks += 1
     fallbacks = sum(1 for topic, _ in EVENTS if topic == "fallbacks")
     return Summary(list(rows.values()), list(breaks.values()), fallbacks)
@@ -102,21 +114,22 @@ def render(summary: Summary):
         return Group(*parts)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, header_style="bold", padding=(0, 1))
     table.add_column("function", overflow="fold")
-    for column in ("graphs", "ops", "breaks", "recompiles", "compile"):
+    for column in ("graphs", "ops", "native", "breaks", "recompiles", "compile"):
         table.add_column(column, justify="right", no_wrap=True)
     for row in sorted(summary.rows, key=lambda r: -r.compile_seconds):
         name = Text(row.function, style="bold")
         name.append(f" {row.where}", style="dim")
-        table.add_row(name, str(row.graphs), str(row.ops), str(row.breaks), str(row.recompiles),
-                      f"{row.compile_seconds * 1e3:.0f} ms")
+        table.add_row(name, str(row.graphs), str(row.ops), str(row.native_entries), str(row.breaks),
+                      str(row.recompiles), f"{row.compile_seconds * 1e3:.0f} ms")
     parts.append(Padding(table, (0, 0, 0, 1)))
     if summary.breaks:
         parts.append(Rows([("break" if i == 0 else "", f"{where} in {function}: {reason}")
                            for i, (where, function, reason) in enumerate(summary.breaks)]))
     native = sum(row.native_entries for row in summary.rows)
     if native:
-        parts.append(Rows([("note", f"{native} variant{'s' if native != 1 else ''} ran natively (no graph): "
-                                    f"see the breaks and fallbacks")]))
+        parts.append(Rows([("note", f"native: variants that run in Python (no graph), after a break that cannot "
+                                    f"resume, a fallback or the cache limit ({native} in all); compile: time spent "
+                                    f"capturing and compiling, theirs included")]))
     if summary.fallbacks:
         parts.append(Rows([("note", f"{summary.fallbacks} fallback(s) after internal errors were reported above")]))
     return Group(*parts)

@@ -13,15 +13,13 @@ import dataclasses
 import weakref
 
 from jitcore import guards
-from jitcore.guards import GlobalStateMatch
 from jitcore.capture.breaks import GraphBreak
-from jitcore.capture.shapes import Relation
+from jitcore.capture.shapes import guard_tree_of
 from jitcore.runtime.guard_batch import batch_module_guards, source_reader
 from jitcore.runtime.prologue import FALLTHROUGH
 from jitcore.runtime.stats import STATS
 
 __all__ = ["Entry", "EntryAssembly", "ModuleState", "ALWAYS", "native_run"]
-
 
 @dataclasses.dataclass
 class Entry:
@@ -39,11 +37,9 @@ class Entry:
     #: calls whose compiled graph raised (and ran natively instead); the pipeline retires the entry at a limit
     raises: int = 0
 
-
 def native_run(*args):
     """The run of a native entry: the dispatcher runs the frame's original body."""
     return FALLTHROUGH
-
 
 @dataclasses.dataclass
 class ModuleState:
@@ -54,7 +50,6 @@ class ModuleState:
     pinned: dict
     #: the modules those parameters belong to (the entry lets go of them when one dies)
     owners: list
-
 
 class EntryAssembly:
     """Makes the entries of one frame: guards over its parameters, globals and builtins."""
@@ -67,15 +62,7 @@ class EntryAssembly:
     def guards(self, collected, examples=None):
         """The compiled guard function for (source, check) pairs; a None source marks a root check. `examples`:
         the live arguments of the capture, which lets tensor checks on arguments merge into one."""
-        tree = guards.GuardTree()
-        tree.add_root(GlobalStateMatch())
-        for source, check in collected:
-            if source is None:
-                tree.add_root(check, check.root_name)
-            elif isinstance(source, Relation):
-                tree.add_relation(check, [s.path for s in source.sources], source.user_name)
-            else:
-                tree.add(source.path, check, source.user_name)
+        tree = guard_tree_of(collected)
         return guards.compile_tree(tree, list(self.params), self.globals, self.builtins, examples)
 
     def module_state(self, collected, args, cells) -> ModuleState:
@@ -96,7 +83,6 @@ class EntryAssembly:
                      break_reason=captured.break_point.reason if captured.break_point else None,
                      compile_seconds=timings)
 
-
 def _release_with(owners, run) -> None:
     """When a module whose parameters an entry passes directly dies, drop them from the entry (its batched guard
     fails from then on, so the entry never runs again): a cache never keeps a dropped model's tensors alive."""
@@ -106,14 +92,12 @@ def _release_with(owners, run) -> None:
     for owner in {id(o): o for o in owners}.values():
         weakref.finalize(owner, _drop_pinned, ref)
 
-
 def _drop_pinned(ref) -> None:
     run = ref()
     if run is not None:
         namespace = run.__globals__
         for name in [n for n in namespace if n.startswith("___param")]:
             namespace[name] = None
-
 
 class _AlwaysGuard:
     """The guard of a native entry made after an internal fault: it matches everything, built without guards/."""
@@ -132,9 +116,7 @@ class _AlwaysGuard:
     def failed_checks(args, cells):
         return []
 
-
 ALWAYS = _AlwaysGuard()
-
 
 def _builtins_of(fn_globals) -> dict:
     """The builtins namespace a function with these globals sees."""

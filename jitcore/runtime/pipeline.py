@@ -166,16 +166,21 @@ class CompilePipeline:
             steps = None
             if captured.break_point is not None:
                 steps = break_steps(self.code, self.globals, captured, self.options)
-                self._report_break(captured.break_point.reason, resumed=True)
             graph = self._first_run(captured, compiled, made)
             try:
                 run = build_entry(captured, graph, self.params, self.globals, captured.ctx.builtins, self.name,
                                   steps, state.pinned, on_fault=lambda exc: self._rebuild_failed(made[0], exc),
                                   on_raise=lambda exc: self._graph_raised(made[0], exc))
             except GraphBreak as brk:
-                # the stack or a local at the break cannot be rebuilt as Python objects: run the frame natively
-                self._report_break(brk, resumed=False)
-                return self._native(captured.guards, brk)
+                # the stack or a local at the break cannot be rebuilt as Python objects: run the frame natively.
+                # One report, of the break itself, at its place: why it could not resume is a detail of it.
+                reason = captured.break_point.reason if captured.break_point is not None else brk
+                if brk.location is None:
+                    brk.location = reason.location
+                self._report_break(reason, resumed=False, unresumable=brk if reason is not brk else None)
+                return self._native(captured.guards, reason)
+            if captured.break_point is not None:
+                self._report_break(captured.break_point.reason, resumed=True)
             if isinstance(graph, FirstRun):
                 graph.settle_in(run.__globals__, _GRAPH_SLOT)
         except JitError:
@@ -257,10 +262,13 @@ class CompilePipeline:
         self.contain.first_run_failed(exc)
         self.retire(entry)
 
-    def _report_break(self, brk: GraphBreak, resumed: bool) -> None:
+    def _report_break(self, brk: GraphBreak, resumed: bool, unresumable: GraphBreak | None = None) -> None:
         outcome = "compiled up to here, continuing in Python" if resumed else "the frame runs natively"
+        if unresumable is not None:
+            outcome += f" (it cannot resume there: {unresumable.info.explanation}"
+            outcome += f", {unresumable.detail})" if unresumable.detail else ")"
         events.emit("breaks", f"{self.name}: {brk.describe()}; {outcome}", key=("break", brk.location, brk.kind),
-                    code=self.code, brk=brk, resumed=resumed)
+                    code=self.code, brk=brk, resumed=resumed, unresumable=unresumable)
 
 
 def _variant_guards(params, args) -> list:

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from jitcore.guards import EqualsMatch, TensorMatch
+from jitcore.guards import (BatchIdentityMatch, EqualsMatch, IdMatch, IntPredicateMatch, ShapeRelationMatch,
+                            TensorMatch, TypeMatch)
 from jitcore import events
 from jitcore.capture.shapes import ShapeChoice
 
@@ -173,4 +174,33 @@ class RecompilePolicy:
         events.emit("recompiles", f"{self.where} hit cache_limit={self.limit}; new variants run natively. "
                     f"Changing: {'; '.join(reasons[:3]) or 'unknown'}. Consider dynamic shapes, jit.disable, "
                     f"or a larger cache_limit.", key=("limit", self.code), always=True,
-                    code=self.code, reasons=reasons, limit=self.limit)
+                    code=self.code, reasons=reasons, limit=self.limit,
+                    changing=_what_changes(entries, args, cells))
+
+
+def _what_changes(entries, args, cells) -> list:
+    """`"<kind> <user name>"` for each check of the newest failing entry, where kind says what sort of value keeps
+    changing, so the cache-limit hint fits it: `shape` (a tensor's sizes), `number` (a Python scalar), `object` (a
+    different object: another module instance as `self`), `type`, or `other`."""
+    for entry in reversed(entries):
+        found = []
+        for _, user_name, check, value, _ in entry.guard_function.failed_checks(args, cells):
+            found.append(f"{_change_kind(check, value)} {user_name}")
+        if found:
+            return found
+    return []
+
+
+def _change_kind(check, value) -> str:
+    if isinstance(check, ShapeRelationMatch):
+        return "shape"
+    if isinstance(check, TensorMatch):
+        sizes = getattr(value, "shape", None)
+        return "shape" if sizes is not None and tuple(check.sizes) != tuple(sizes) else "other"
+    if isinstance(check, (EqualsMatch, IntPredicateMatch)) and isinstance(value, (int, float, str)):
+        return "number"
+    if isinstance(check, (IdMatch, BatchIdentityMatch)):
+        return "object"
+    if isinstance(check, TypeMatch):
+        return "type"
+    return "other"

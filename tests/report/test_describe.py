@@ -25,7 +25,7 @@ def test_resume_functions_read_as_the_function_and_the_line_they_continue_at():
     labels = {frame_of(cache.code).label for cache in ALL_CACHES if cache.entries}
     printed = line_of(_print_then_branch, 'print("a")')
     taken = line_of(_print_then_branch, "return y * 2")
-    assert {"_print_then_branch()", f'_print_then_branch() after line {printed} (`print("a")`)',
+    assert {"_print_then_branch()", f'_print_then_branch() from line {printed}, after `print("a")`',
             f"_print_then_branch() from line {taken}"} <= labels
 
 

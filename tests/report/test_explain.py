@@ -54,7 +54,7 @@ def test_graphs_after_a_break_are_reported_with_where_they_resume(capsys):
     assert report.ops_per_graph == [1, 2]
     assert report.graphs[0].frame.label == "_prints_between()"
     line = line_of(_prints_between, 'print("inside")')
-    assert report.graphs[1].frame.label == f'_prints_between() after line {line} (`print("inside")`)'
+    assert report.graphs[1].frame.label == f'_prints_between() from line {line}, after `print("inside")`'
     assert "torch.sin" in report.graphs[1].readable_code
 
 
@@ -111,7 +111,7 @@ def test_save_html_writes_one_self_contained_page_with_the_same_facts(tmp_path):
     page = path.read_text(encoding="utf-8")
     line = line_of(_prints_between, 'print("inside")')
     assert page.startswith("<!DOCTYPE html>")
-    for fact in (f"{_THIS_FILE}:{line}", "print(&quot;inside&quot;)", "move the print", "_prints_between() after line",
+    for fact in (f"{_THIS_FILE}:{line}", "print(&quot;inside&quot;)", "move the print", "_prints_between() from line",
                  "graph 1", "TensorMatch"):
         assert fact in page, fact
     assert "<script" not in page and "<link" not in page and "src=" not in page  # nothing to fetch
@@ -123,7 +123,7 @@ def test_save_html_writes_one_self_contained_page_with_the_same_facts(tmp_path):
 def test_recompiles_during_the_call_are_reported():
     report = jit.explain(_calls_noisy_twice, torch.randn(4))
     line = line_of(_noisy, "print")
-    assert report.recompiles == [f'_noisy() after line {line} (`print("noisy")`): t.shape[0] changed 4 -> 2: now dynamic']
+    assert report.recompiles == [f'_noisy() from line {line}, after `print("noisy")`: t.shape[0] changed 4 -> 2: now dynamic']
     assert "recompiles: 1" in str(report)
     assert report.graph_break_count == 1  # one break site, met from two calls
     assert "_noisy()" in report.breaks[0].hint
@@ -142,7 +142,7 @@ def test_drill_down_parts_render_on_their_own():
     torch.testing.assert_close(graph(torch.ones(3))[0], torch.sin(torch.ones(3)) * 2)
     assert 'print("inside")' in str(brk) and "hint" in str(brk)
     assert '<span class="mark">' in brk._repr_html_()
-    assert "_prints_between() after line" in guards.pretty()
+    assert "_prints_between() from line" in guards.pretty()
     assert len(guards) == report_guard_count(report)
 
 
