@@ -16,6 +16,7 @@ import torch
 import torch.fx
 
 from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.graph import quiet_fake_failures
 from jitcore.capture.context import CaptureContext
 from jitcore.capture.continuation import Continuation, continuation_at
 from jitcore.capture.interpreter import FrameState, StopCapture
@@ -58,6 +59,11 @@ def capture_frame(code, fn_globals, closure, args: dict, fn_name: str, dynamic_p
     tensor dims get symbolic sizes."""
     start = time.perf_counter()
     attempt = (code, fn_globals, closure, args, fn_name, start, dynamic_paths, shape_choice)
+    with quiet_fake_failures():
+        return _capture(attempt, code)
+
+
+def _capture(attempt, code) -> Captured:
     try:
         return _attempt(*attempt, None)
     except GraphBreak as brk:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import logging
 import operator
+import threading
 
 import torch
 import torch.fx
@@ -19,7 +21,7 @@ from torch._dispatch.python import enable_python_dispatcher
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture import shapes
 
-__all__ = ["GraphBuilder", "fx_args", "fake_args", "is_symbolic"]
+__all__ = ["GraphBuilder", "fx_args", "fake_args", "is_symbolic", "quiet_fake_failures"]
 
 _DATA_DEPENDENT = (DataDependentOutputException, DynamicOutputShapeException)
 
@@ -224,3 +226,32 @@ def _placeholder_name(user_name: str, index: int) -> str:
     if cleaned[0].isdigit():
         cleaned = "l_" + cleaned
     return cleaned
+
+
+# Note [Quiet fake failures]: an op that raises on its fake inputs (a shape error in the user's program) is a
+# fact capture uses (the op raises: a graph break that runs it natively, where the user sees Python's error).
+# FakeTensorMode logs each such failure at ERROR level with a traceback ("failed while attempting to run meta
+# for aten.mm.default", ~18 lines) before raising; while jitcore captures, that record says nothing the user's
+# own exception will not, so this thread drops it. Other threads, and torch outside capture, log as before.
+_capturing = threading.local()
+_META_FAILURE = "failed while attempting to run meta"
+
+
+class _DropMetaFailuresWhileCapturing(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not getattr(_capturing, "depth", 0):
+            return True
+        return not (isinstance(record.msg, str) and record.msg.startswith(_META_FAILURE))
+
+
+logging.getLogger("torch._subclasses.fake_tensor").addFilter(_DropMetaFailuresWhileCapturing())
+
+
+@contextlib.contextmanager
+def quiet_fake_failures():
+    """Inside the block this thread's fake-tensor failure records are dropped (Note [Quiet fake failures])."""
+    _capturing.depth = getattr(_capturing, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _capturing.depth -= 1

@@ -149,7 +149,7 @@ def clear() -> None:
     _ABSTRACT.clear()
 
 
-def resume_code(code, target: int, kinds: tuple, names: tuple, label: str, tails=None):
+def resume_code(code, target: int, kinds: tuple, names: tuple, tails=None):
     """The resume code continuing `code` at offset `target`; kinds[i] is "null" or "value" per stack slot, `names`
     the locals it receives after the stack (the live ones: any other is unbound, and read with LOAD_FAST_CHECK).
 
@@ -227,8 +227,11 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, label: str, tails
         body = _reachable(body, jump_to)
 
     out = Bytecode()
-    out.name = label
-    out.qualname = label
+    # Note [Resume codes carry the user's names]: a resume or step code is the user's function continued, so it
+    # has the function's name, qualified name, file and line table: tracebacks, pdb and profilers show the user's
+    # function and line. Which resume point it is lives in OFFSETS (resume_origin), never in the name.
+    out.name = code.co_name
+    out.qualname = code.co_qualname
     out.filename = code.co_filename
     out.first_lineno = code.co_firstlineno
     out.argnames = [*stack_names, *names]

@@ -113,6 +113,11 @@ class EntryCodegen:
         return f"{self.constant_object(dict_type, 'type')}({{{body}}})"
 
 
+#: where an entry's namespace holds (its source lines, the positions of its breaking instruction in the user's
+#: code) for tracebacks (Note [Tracebacks through compiled code] in runtime/tracebacks.py)
+ENTRY_INFO = "___entry_info"
+
+
 def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, builtins: dict, name: str,
                 steps=None, pinned=None, on_fault=None, on_raise=None):
     """The entry function `(*params, ___cells) -> result` for one cache entry.
@@ -198,6 +203,10 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
         lines.extend("    " + line for line in steps.emit(cg, captured.break_point, replay))
     signature = ", ".join([*cg.param_names.values(), "___cells"])
     source = f"def ___entry_{_ident(name)}({signature}):\n" + "\n".join(lines) + "\n"
+    inst = captured.break_point.inst if captured.break_point is not None else None
+    positions = getattr(inst, "positions", None)
+    cg.namespace[ENTRY_INFO] = (source.splitlines(),
+                                tuple(positions) if positions is not None and positions[0] is not None else None)
     exec(compile(source, f"<jitcore entry for {name}>", "exec"), cg.namespace)
     entry = cg.namespace[f"___entry_{_ident(name)}"]
     entry.source = source

@@ -2,17 +2,20 @@
 
 The new code starts `r = DISPATCH(<params>, <closure cells or None>); if r is not FALLTHROUGH: return r`, then
 runs the original body unchanged, so tracebacks, line numbers and inspect keep working. DISPATCH is a constant of
-the code object (no globals lookup); falling through costs one call and one identity test.
+the code object (no globals lookup); falling through costs one call and one identity test. An exception leaving
+the DISPATCH call goes through a handler at the end of the code that puts its traceback in the user's terms
+(runtime/tracebacks.py) and re-raises it (Note [Tracebacks through compiled code]).
 """
 from __future__ import annotations
 
 import dis
 
 import torch
-from bytecode import Bytecode, Instr, Label, CellVar, FreeVar, TryBegin
+from bytecode import Bytecode, Instr, Label, CellVar, FreeVar, TryBegin, TryEnd
 
 from jitcore.capture.frame import arg_names
 from jitcore.codegen.resume import abstract_of
+from jitcore.runtime.tracebacks import note_prologue, user_traceback
 
 __all__ = ["FALLTHROUGH", "build_prologue_code"]
 
@@ -34,6 +37,7 @@ def build_prologue_code(code, dispatch):
     if new is None:
         new = _assembled(code, dispatch)
     _opaque_to_dynamo(new)
+    note_prologue(new, code)
     return new
 
 
@@ -60,7 +64,9 @@ def _assembled(code, dispatch):
             continue
         line = code.co_firstlineno
         run_original = Label()
-        prologue = [Instr("PUSH_NULL", lineno=line), Instr("LOAD_CONST", dispatch, lineno=line)]
+        handler = Label()
+        guarded = TryBegin(handler, False, 0)
+        prologue = [guarded, Instr("PUSH_NULL", lineno=line), Instr("LOAD_CONST", dispatch, lineno=line)]
         for name in params:
             # an argument captured by an inner function is already a cell here (MAKE_CELL precedes RESUME)
             prologue.append(Instr("LOAD_DEREF", CellVar(name), lineno=line) if name in cellvars
@@ -72,6 +78,7 @@ def _assembled(code, dispatch):
             prologue.append(Instr("LOAD_CONST", None, lineno=line))
         prologue += [
             Instr("CALL", len(params) + 1, lineno=line),
+            TryEnd(guarded),
             Instr("COPY", 1, lineno=line),
             Instr("LOAD_CONST", FALLTHROUGH, lineno=line),
             Instr("IS_OP", 0, lineno=line),
@@ -84,9 +91,12 @@ def _assembled(code, dispatch):
         inserted = True
     if not inserted:
         raise ValueError(f"{code.co_qualname} has no RESUME instruction")
+    # the handler: user_traceback(exc), then RERAISE (which adds no traceback entry of its own)
+    out += [handler, Instr("PUSH_NULL"), Instr("LOAD_CONST", user_traceback), Instr("COPY", 3), Instr("CALL", 1),
+            Instr("POP_TOP"), Instr("RERAISE", 0)]
     bc.clear()
     bc.extend(out)
-    return bc.to_code(stacksize=max(code.co_stacksize, len(params) + 3), compute_exception_stack_depths=False)
+    return bc.to_code(stacksize=max(code.co_stacksize, len(params) + 3, 4), compute_exception_stack_depths=False)
 
 
 def _opaque_to_dynamo(code) -> None:
@@ -117,33 +127,45 @@ def _spliced(code, dispatch):
     if resume is None:
         return None
     consts = list(code.co_consts)
-    d, none, fall = len(consts), len(consts) + 1, len(consts) + 2
-    consts += [dispatch, None, FALLTHROUGH]
+    d, none, fall, rewrite = len(consts), len(consts) + 1, len(consts) + 2, len(consts) + 3
+    consts += [dispatch, None, FALLTHROUGH, user_traceback]
     params = arg_names(code)
     index = {name: i for i, name in enumerate(code.co_varnames)}
     units = [(_OP["PUSH_NULL"], 0), (_OP["LOAD_CONST"], d)]
     units += [(_OP["LOAD_FAST"], index[name]) for name in params]
     units += [(_OP["LOAD_CONST"], none), (_OP["CALL"], len(params) + 1)] + [(0, 0)] * _CALL_CACHES
-    units += [(_OP["COPY"], 1), (_OP["LOAD_CONST"], fall), (_OP["IS_OP"], 0), (_OP["POP_JUMP_IF_TRUE"], 1),
-              (_OP["RETURN_VALUE"], 0), (_OP["POP_TOP"], 0)]
-    prologue = bytearray()
-    for op, arg in units:
-        for shift in (24, 16, 8):
-            if arg >> shift:
-                prologue += bytes((_OP["EXTENDED_ARG"], (arg >> shift) & 0xFF))
-        prologue += bytes((op, arg & 0xFF))
+    called = _assemble(units)  # the bytes an exception can leave from: they go to the handler
+    units = [(_OP["COPY"], 1), (_OP["LOAD_CONST"], fall), (_OP["IS_OP"], 0), (_OP["POP_JUMP_IF_TRUE"], 1),
+             (_OP["RETURN_VALUE"], 0), (_OP["POP_TOP"], 0)]
+    prologue = called + _assemble(units)
+    handler = _assemble([(_OP["PUSH_NULL"], 0), (_OP["LOAD_CONST"], rewrite), (_OP["COPY"], 3),
+                         (_OP["CALL"], 1)] + [(0, 0)] * _CALL_CACHES + [(_OP["POP_TOP"], 0), (_OP["RERAISE"], 0)])
     at = resume + 2
     shift = len(prologue) // 2
-    table = []
+    body = raw[:at] + bytes(prologue) + raw[at:]
+    table = [(at, at + len(called), len(body), 0, False)]
     for entry in dis._parse_exception_table(code):
         moved = 0 if entry.start < at else shift * 2
         table.append((entry.start + moved, entry.end + moved, entry.target + moved, entry.depth, entry.lasti))
+    table.sort()
     positions = list(code.co_positions())
     positions[at // 2:at // 2] = [(None, None, None, None)] * shift
-    return code.replace(co_code=raw[:at] + bytes(prologue) + raw[at:], co_consts=tuple(consts),
-                        co_stacksize=max(code.co_stacksize, len(params) + 3),
+    positions += [(None, None, None, None)] * (len(handler) // 2)
+    return code.replace(co_code=body + bytes(handler), co_consts=tuple(consts),
+                        co_stacksize=max(code.co_stacksize, len(params) + 3, 4),
                         co_exceptiontable=_exception_table(table),
                         co_linetable=_location_table(positions, code.co_firstlineno))
+
+
+def _assemble(units) -> bytearray:
+    """Code units (opcode, argument) as bytes, with EXTENDED_ARG prefixes where an argument needs them."""
+    out = bytearray()
+    for op, arg in units:
+        for shift in (24, 16, 8):
+            if arg >> shift:
+                out += bytes((_OP["EXTENDED_ARG"], (arg >> shift) & 0xFF))
+        out += bytes((op, arg & 0xFF))
+    return out
 
 
 def _varint(value: int, out: bytearray, first: int = 0) -> None:

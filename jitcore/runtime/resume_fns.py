@@ -10,7 +10,6 @@ of this module importing it back.
 """
 from __future__ import annotations
 
-import dis
 import types
 import weakref
 
@@ -26,8 +25,6 @@ __all__ = ["resume_function", "step_function", "compiled_callee", "use_makers", 
 _RESUMES = CodeCache()
 #: original code -> {(target, kinds, names, tails): step function}
 _STEPS = CodeCache()
-#: original code -> dis.findlinestarts (a function with many breaks names many resume functions)
-_LINE_STARTS = CodeCache()
 #: original code -> {(target, kinds, names, options): the resume function's recompile policy}
 _RESUME_POLICIES = CodeCache()
 #: function (or a capture.values.module.WrapperCall marker) -> {options: its compiled copy}
@@ -50,19 +47,6 @@ def use_makers(new_cache, compiled_function) -> None:
     _MAKERS.compiled_function = compiled_function
 
 
-def _line_of(code, offset: int) -> int:
-    starts = _LINE_STARTS.get(code)
-    if starts is None:
-        starts = _LINE_STARTS[code] = list(dis.findlinestarts(code))
-    line = code.co_firstlineno
-    for start, at in starts:
-        if start > offset:
-            break
-        if at is not None:
-            line = at
-    return line
-
-
 def resume_function(original, fn_globals, target: int, kinds: tuple, names: tuple, options, inherited=None):
     """`inherited`: what the capture that breaks here had made dynamic in the live locals ({name: dims} of tensors
     with symbolic sizes, {name: None} for symbolic numbers); the resume function's shape policy takes it over,
@@ -74,8 +58,9 @@ def resume_function(original, fn_globals, target: int, kinds: tuple, names: tupl
         if inherited:
             _RESUME_POLICIES.setdefault(original, {})[key].inherit(inherited)
         return found
-    label = f"jitcore_resume_in_{original.co_name}_at_{_line_of(original, target)}"
-    code = resume_code(original, target, kinds, names, label)
+    # Note [Resume codes carry the user's names] (codegen/resume.py)
+    label = original.co_name
+    code = resume_code(original, target, kinds, names)
     cache = _MAKERS.new_cache(code, fn_globals, options)
     _RESUME_POLICIES.setdefault(original, {})[key] = cache.policy
     if inherited:
@@ -98,9 +83,8 @@ def step_function(original, fn_globals, target: int, kinds: tuple, names: tuple,
     key = (target, kinds, names, tuple(sorted((o, k, n, id(c)) for o, (k, n, c) in tails.items())))
     found = per_code.get(key)
     if found is None:
-        label = f"jitcore_step_in_{original.co_name}_at_{_line_of(original, target)}"
-        code = resume_code(original, target, kinds, names, label, tails)
-        found = per_code[key] = types.FunctionType(code, fn_globals, label)
+        code = resume_code(original, target, kinds, names, tails)
+        found = per_code[key] = types.FunctionType(code, fn_globals, original.co_name)
     return found
 
 

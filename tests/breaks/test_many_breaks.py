@@ -51,8 +51,8 @@ def test_a_function_with_many_prints_matches_eager_and_parses_its_code_once(coun
 def test_a_resume_code_holds_only_what_is_reachable_from_its_target():
     fn = _long_function(60, 1000)
     stores = [i.offset for i in dis.get_instructions(fn) if i.opname == "STORE_FAST"]
-    early = resume.resume_code(fn.__code__, stores[2], ("value",), (), "early")
-    late = resume.resume_code(fn.__code__, stores[50], ("value",), (), "late")
+    early = resume.resume_code(fn.__code__, stores[2], ("value",), ())
+    late = resume.resume_code(fn.__code__, stores[50], ("value",), ())
     assert len(late.co_code) < len(early.co_code) < len(fn.__code__.co_code)
     # offsets still map back to the original, instruction by instruction
     original, offsets = resume.resume_origin(late)
@@ -77,7 +77,7 @@ def _looping(x, n):
 
 def test_a_resume_code_inside_a_loop_keeps_the_loop_head_and_handlers():
     adds = [i.offset for i in dis.get_instructions(_looping) if i.opname == "BINARY_OP"]
-    code = resume.resume_code(_looping.__code__, adds[0], (), ("x", "n", "total", "i"), "loop")
+    code = resume.resume_code(_looping.__code__, adds[0], (), ("x", "n", "total", "i"))
     # a resume function entered at `total += i` with the loop iterator gone cannot be called directly here;
     # what matters is that the loop head (FOR_ITER) and the except handler are still in the body
     ops = [i.opname for i in dis.get_instructions(code)]

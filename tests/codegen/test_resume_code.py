@@ -28,13 +28,14 @@ def _depths(code):
 
 def test_prologue_keeps_exception_depths():
     code = build_prologue_code(_with_try.__code__, lambda *a: FALLTHROUGH)
-    assert _depths(code) == _depths(_with_try.__code__)
+    # one entry of its own first: the dispatch call's handler (Note [Tracebacks through compiled code])
+    assert _depths(code) == [(0, False)] + _depths(_with_try.__code__)
 
 
 def test_resume_code_inside_try_keeps_exception_depths():
     insts = [i for i in dis.get_instructions(_with_try) if i.opname == "BINARY_OP"]
     target = insts[-1].offset  # x * total, inside the try body
-    code = resume_code(_with_try.__code__, target, ("value", "value"), ("x", "items", "total"), "resume")
+    code = resume_code(_with_try.__code__, target, ("value", "value"), ("x", "items", "total"))
     assert _depths(code) == _depths(_with_try.__code__)
     assert all(depth < 1000 for depth, _ in _depths(build_prologue_code(code, lambda *a: FALLTHROUGH)))
     assert resume_origin(code)[0] is _with_try.__code__
