@@ -43,6 +43,11 @@ _kind("unsupported_call", "a call to a function jitcore cannot trace or put in t
       here="move the call out of {where}, mark the callee with @jit.disable to keep it out of tracing, or wrap it "
            "with jit.allow_in_graph if it only does tensor work",
       process_state="call {callee} once outside {where} (e.g. at start-up)")
+_kind("debugger", "a debugger is entered here (breakpoint(), pdb.set_trace()): the function runs in Python, so "
+      "the debugger stops in its own frame with its own variables",
+      "remove the breakpoint when you are done debugging; the function is compiled again then",
+      here="nothing to do while debugging: {where} runs in Python for calls like this one; remove the breakpoint "
+           "to compile it again")
 _kind("class_statement", "a class statement runs in Python (a new class each call)",
       "define the class at module level, outside the compiled function",
       here="define the class at module level instead of inside {where}; the code after it is compiled")

@@ -21,6 +21,7 @@ from jitcore.runtime.stats import STATS
 
 __all__ = ["Entry", "EntryAssembly", "ModuleState", "ALWAYS", "native_run"]
 
+
 @dataclasses.dataclass
 class Entry:
     """One cache entry. `guard_function` is the compiled guard (its `check` is `guard_check`; reports ask it for
@@ -37,9 +38,11 @@ class Entry:
     #: calls whose compiled graph raised (and ran natively instead); the pipeline retires the entry at a limit
     raises: int = 0
 
+
 def native_run(*args):
     """The run of a native entry: the dispatcher runs the frame's original body."""
     return FALLTHROUGH
+
 
 @dataclasses.dataclass
 class ModuleState:
@@ -50,6 +53,7 @@ class ModuleState:
     pinned: dict
     #: the modules those parameters belong to (the entry lets go of them when one dies)
     owners: list
+
 
 class EntryAssembly:
     """Makes the entries of one frame: guards over its parameters, globals and builtins."""
@@ -83,6 +87,7 @@ class EntryAssembly:
                      break_reason=captured.break_point.reason if captured.break_point else None,
                      compile_seconds=timings)
 
+
 def _release_with(owners, run) -> None:
     """When a module whose parameters an entry passes directly dies, drop them from the entry (its batched guard
     fails from then on, so the entry never runs again): a cache never keeps a dropped model's tensors alive."""
@@ -92,12 +97,14 @@ def _release_with(owners, run) -> None:
     for owner in {id(o): o for o in owners}.values():
         weakref.finalize(owner, _drop_pinned, ref)
 
+
 def _drop_pinned(ref) -> None:
     run = ref()
     if run is not None:
         namespace = run.__globals__
         for name in [n for n in namespace if n.startswith("___param")]:
             namespace[name] = None
+
 
 class _AlwaysGuard:
     """The guard of a native entry made after an internal fault: it matches everything, built without guards/."""
@@ -116,7 +123,9 @@ class _AlwaysGuard:
     def failed_checks(args, cells):
         return []
 
+
 ALWAYS = _AlwaysGuard()
+
 
 def _builtins_of(fn_globals) -> dict:
     """The builtins namespace a function with these globals sees."""

@@ -115,6 +115,30 @@ _lookaside("is_compiling", _compiling, torch.compiler.is_compiling,
 _lookaside("is_tracing", _not_tracing, torch.jit.is_tracing, torch._C._is_tracing)
 _lookaside("inspect.signature", signature_lookaside, inspect.signature)
 
+# Note [A debugger in compiled code]: breakpoint(), sys.breakpointhook() and the debuggers' set_trace stop in the
+# frame that calls them and show its variables. Run at a graph break they would stop in jitcore's entry function
+# (`___entry_f`, locals `___l0` ...). The frame that calls one runs natively instead, whole: a dispatch prologue's
+# frame is the user's code, so the debugger stops in the user's function, at their line, with their names; stepping
+# goes on through the user's own code. A callee that calls one makes its caller's capture stop the same way.
+_DEBUGGER_MODULES = frozenset({"pdb", "bdb", "ipdb", "pudb", "IPython.core.debugger", "debugpy"})
+_DEBUGGER_ENTRIES = frozenset({"set_trace", "breakpoint", "post_mortem", "pm", "runcall", "embed"})
+
+
+def _is_debugger_entry(fn) -> bool:
+    if fn is breakpoint or fn is sys.breakpointhook or fn is sys.__breakpointhook__:
+        return True
+    function = getattr(fn, "__func__", fn)
+    return (isinstance(function, types.FunctionType) and function.__name__ in _DEBUGGER_ENTRIES
+            and (getattr(function, "__module__", None) or "") in _DEBUGGER_MODULES)
+
+
+def _enters_debugger(state, fn, args, kwargs):
+    brk = GraphBreak("debugger", f"{getattr(fn, '__qualname__', fn)}()")
+    brk.whole_frame = True
+    raise brk
+
+
+register_predicate(KNOWN_CALLABLE, _is_debugger_entry, CallRule("debugger", Meaning.LOOKASIDE, _enters_debugger))
 register_predicate(TORCH_OPERATOR, is_torch_operator, CallRule("torch operator", Meaning.GRAPH, _torch_call))
 register_predicate(NATIVE_LIBRARY, lambda fn: _native_root(fn) in _IO_STDLIB,
                    CallRule("standard-library I/O", Meaning.NATIVE, break_kind="print_or_io"))
