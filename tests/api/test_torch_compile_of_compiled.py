@@ -4,6 +4,7 @@ function with a graph break and a module with a data-dependent branch."""
 import pytest
 import torch
 import torch.nn as nn
+import torch._dynamo.testing
 
 import jitcore as jit
 
@@ -27,15 +28,27 @@ class _Branchy(nn.Module):
         return y - 1
 
 
-@pytest.mark.parametrize("fullgraph", [False, True])
+def _whole(x):
+    return (x.cos() + 1).sum(dim=0)
+
+
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
-def test_torch_compile_of_a_compiled_function_with_a_break_matches_eager(backend, fullgraph, capsys):
+def test_torch_compile_of_a_compiled_function_with_a_break_matches_eager(backend, capsys):
     torch._dynamo.reset()
-    compiled = torch.compile(jit.compile(_with_a_break, backend="eager"), backend=backend, fullgraph=fullgraph)
+    compiled = torch.compile(jit.compile(_with_a_break, backend="eager"), backend=backend)
     x = torch.randn(4, 3)
     for _ in range(2):
         torch.testing.assert_close(compiled(x), _with_a_break(x))
     assert capsys.readouterr().out.count("between") == 4  # once per call, compiled or eager
+
+
+def test_torch_compile_fullgraph_of_a_compiled_function_is_one_dynamo_graph():
+    torch._dynamo.reset()
+    counter = torch._dynamo.testing.CompileCounter()
+    compiled = torch.compile(jit.compile(_whole, backend="eager"), backend=counter, fullgraph=True)
+    x = torch.randn(4, 3)
+    torch.testing.assert_close(compiled(x), _whole(x))
+    assert counter.frame_count == 1
 
 
 def test_torch_compile_of_a_compiled_module_matches_eager_results_and_gradients():
