@@ -130,13 +130,16 @@ def _dedupe_key(topic: str, key, message: str, facts: dict):
 
 
 def _first_of_its_function(topic: str, facts: dict) -> bool:
-    """True for the first recompile (graph) of a function, which is shown; the later ones are counted."""
+    """True for a function's first recompile, and for the first graph of each of its parts (the function, each
+    resume function), which are shown; the later ones are counted."""
     code = facts.get("code")
     if topic not in _COUNTED or code is None:
         return True
     try:
         frame = frame_of(code)
-        function, label = (frame.filename, frame.lineno, frame.function), f"{frame.function}()"
+        # a function's recompiles are one story; each part of it (a resume function) has a graph of its own
+        label = f"{frame.function}()" if topic == "recompiles" else frame.label
+        function = (frame.filename, frame.lineno, label)
     except Exception:
         function, label = code, code.co_qualname
     global _exit_note_registered
@@ -188,8 +191,8 @@ def show(event: Event, selected=frozenset()) -> None:
         renderable = render_event(event, selected)
         if renderable is not None:
             console.print(renderable, width=min(console.width, MAX_WIDTH))
-    except Exception:  # the plain message still reaches the user
-        print(f"jitcore {event.topic}: {event.message}", file=sys.stderr)
+    except Exception:  # the plain message still reaches the user, its later lines indented under the first
+        print(f"jitcore {event.topic}: " + event.message.replace("\n", "\n    "), file=sys.stderr)
 
 
 @contextlib.contextmanager
