@@ -177,3 +177,20 @@ def test_mutable_attribute_of_module_made_inside_keeps_its_mutations():
 
     x = randn(3)
     assert_same(fn(x), jit.compile(fn, backend="eager")(x))
+
+
+def test_a_module_made_inside_is_one_graph_after_torch_compile_wrapped_module_init(monkeypatch):
+    # torch.compile's first run replaces nn.Module.__init__ with a wrapper (Dynamo's generation tagging); the
+    # patch is undone after the test
+    from torch._dynamo.mutation_guard import install_generation_tagging_init
+    monkeypatch.setattr(nn.Module, "__init__", nn.Module.__init__)
+    monkeypatch.setattr(nn.Module, "__setstate__", nn.Module.__setstate__)
+    monkeypatch.setattr(nn.Module, "___needs_generation_tag_patch", True, raising=False)
+    install_generation_tagging_init()
+    assert nn.Module.__init__.__name__ == "patched_init"
+    backend = CountingBackend()
+    compiled = jit.compile(user_module, backend=backend)
+    for seed in (0, 1):
+        x = randn(2, 3, seed=seed)
+        assert_same(user_module(x), compiled(x))
+    assert backend.graph_count == 1

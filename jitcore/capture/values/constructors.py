@@ -25,6 +25,11 @@ from jitcore.capture.values.sequence import TupleValue
 from jitcore.capture.values.user_object import (NewObjectValue, constructible, class_lookup, relied_class_lookup,
                                                 _MISSING)
 
+# torch.compile replaces nn.Module.__init__ with a wrapper the first time it runs (Dynamo's
+# install_generation_tagging_init): the rule holds for torch's own __init__ and for whatever nn.Module's class dict
+# holds now, so a program that used torch.compile once still builds its modules made inside in the graph
+_MODULE_INIT = torch.nn.Module.__init__
+
 __all__ = []
 
 
@@ -91,7 +96,7 @@ def _module(state, cls, args, kwargs):
             or not isinstance(init, types.FunctionType):
         raise GraphBreak("unsupported_call", f"creating a {cls.__qualname__} module inside a compiled function")
     module = cls.__new__(cls)
-    torch.nn.Module.__init__(module)
+    _MODULE_INIT(module)
     value = NewModuleValue(module)
     state.inline_call(init, [value, *args], kwargs)
     check_stateless(module)
@@ -103,7 +108,7 @@ def _module_init(state, fn, args, kwargs):
     run on the real object."""
     if len(args) != 1 or kwargs or not isinstance(args[0], NewModuleValue):
         return NotImplemented
-    torch.nn.Module.__init__(args[0].module)
+    _MODULE_INIT(args[0].module)
     return const(None)
 
 
@@ -178,8 +183,8 @@ for _cls in (torch.Size, torch.device, torch.dtype, torch.finfo, torch.iinfo):
     register_callable(_cls, KNOWN_CALLABLE, _CONSTANT)
 
 register_predicate(NAMEDTUPLE_CLASS, _is_namedtuple, CallRule("namedtuple", Meaning.CONSTRUCT, _namedtuple))
-register_callable(torch.nn.Module.__init__, KNOWN_CALLABLE,
-                  CallRule("nn.Module.__init__ of a module made inside", Meaning.LOOKASIDE, _module_init))
+register_predicate(KNOWN_CALLABLE, lambda fn: fn is _MODULE_INIT or fn is torch.nn.Module.__dict__.get("__init__"),
+                   CallRule("nn.Module.__init__ of a module made inside", Meaning.LOOKASIDE, _module_init))
 register_predicate(MODULE_CLASS, _is_module_class, CallRule("nn.Module", Meaning.CONSTRUCT, _module))
 register_predicate(EXCEPTION_CLASS, exception_constructible,
                    CallRule("exception", Meaning.CONSTRUCT, construct_exception))
