@@ -2,8 +2,9 @@
 line, as eager Python's traceback does, and none of jitcore's own frames.
 
 A dispatch prologue (runtime/prologue.py) sends an exception raised by its DISPATCH call to a handler that calls
-`user_traceback(exc)` and re-raises it. Imports nothing of the engine but codegen.resume (where a resume code
-continues). Entry points: `user_traceback(exc)`, `note_prologue(prologue, code)`.
+`user_traceback(exc)` and re-raises it. Reads codegen only: where a resume code continues (codegen.resume) and
+what an entry's namespace says about its breaking instruction (codegen.transform.ENTRY_INFO).
+Entry points: `user_traceback(exc)`, `note_prologue(prologue, code)`.
 """
 from __future__ import annotations
 
