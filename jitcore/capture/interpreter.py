@@ -207,6 +207,8 @@ class FrameState:
             target = insts[index[entry.target]]
             if target.opname == "CALL_INTRINSIC_1" and target.argrepr == "INTRINSIC_STOPITERATION_ERROR":
                 continue  # only the implicit StopIteration guard of every generator: nothing runs on close
+            if target.opname == "CLEANUP_THROW":
+                continue  # suspended in `yield from`: closing runs the delegate's cleanup (checked on its own)
             brk = GraphBreak("generator", "a generator left suspended inside a try or with block (Python runs "
                                           "its cleanup when the function returns)")
             brk.whole_frame = True
@@ -282,6 +284,15 @@ class FrameState:
         if value.origin is None:
             value.origin = self.origin()
         raise TracedException(value, value.origin)
+
+    def throw_in(self, value) -> None:
+        """generator.throw(): raise `value` at the suspended YIELD_VALUE (CPython unwinds from the instruction it
+        stopped at), so this frame's own handlers see it first; run() then goes on from the handler."""
+        if value.origin is None:
+            value.origin = self.origin()
+        if not self.unwind(value):
+            self.done = True
+            raise TracedException(value, value.origin)
 
     def has_handler(self) -> bool:
         frame = self

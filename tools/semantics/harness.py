@@ -62,10 +62,13 @@ def T(*shape, seed=0, dtype=torch.float32):
 
 
 class Probe:
-    def __init__(self, group, fn, args, state, name, tc_config=None):
+    def __init__(self, group, fn, args, state, name, tc_config=None, post=None, calls=1):
         self.group, self.fn, self.args, self.state = group, fn, args, state
         self.name = name or fn.__name__
         self.tc_config = tc_config or {}
+        #: post(result) is what is compared (a returned closure is called outside); calls: calls per run
+        self.post = post
+        self.calls = calls
 
     def key(self):
         try:
@@ -73,16 +76,22 @@ class Probe:
         except Exception:
             src = self.name
         src += repr(sorted(self.tc_config.items()))
+        if self.calls != 1:
+            src += f"|calls={self.calls}"
         return f"{torch.__version__}|{self.group}|{self.name}|" + hashlib.sha1(src.encode()).hexdigest()[:12]
 
 
-def probe(group, args=None, state=None, name=None, tc_config=None):
+def probe(group, args=None, state=None, name=None, tc_config=None, post=None, calls=1):
     """Register a probe. args: callable returning a fresh argument tuple; state: (reset, snapshot);
     tc_config: torch._dynamo.config settings for the torch.compile reference run (those PyTorch's own tests set,
-    e.g. enable_trace_unittest=True); unknown settings are ignored."""
+    e.g. enable_trace_unittest=True); unknown settings are ignored. post: applied to each call's result before
+    comparing (call a returned closure outside the compiled code); calls: how many times one run calls the
+    function (fresh arguments each time, state reset once): the results are compared as a list, and graphs
+    count every call's captures (a recompile on every call shows)."""
 
     def deco(fn):
-        PROBES.setdefault(group, []).append(Probe(group, fn, args or (lambda: (T(),)), state, name, tc_config))
+        PROBES.setdefault(group, []).append(Probe(group, fn, args or (lambda: (T(),)), state, name, tc_config,
+                                                  post, calls))
         return fn
 
     return deco
@@ -128,6 +137,9 @@ def same(a, b):
         return same(dict(sa), dict(sb))
     if hasattr(a, "__dict__") and not isinstance(a, type) and type(a).__eq__ is object.__eq__:
         return same(dict(vars(a)), dict(vars(b)))
+    if type(a).__eq__ is object.__eq__:
+        # objects compared by identity (operator.itemgetter, a deep-copied argument): by their repr
+        return a is b or repr(a) == repr(b)
     try:
         return bool(a == b)
     except Exception:
@@ -169,15 +181,23 @@ def _run(callable_, p):
     """Run callable_ on fresh args; returns (result, exception, args-after, state-after)."""
     if p.state:
         p.state[0]()
-    args = p.args()
+    results = []
     res = exc = None
-    try:
-        torch.manual_seed(0)
-        res = callable_(*args)
-    except _Timeout:
-        raise
-    except BaseException as e:  # noqa: BLE001
-        exc = e
+    for _ in range(p.calls):
+        args = p.args()
+        try:
+            torch.manual_seed(0)
+            res = callable_(*args)
+            if p.post is not None:
+                res = p.post(res)
+        except _Timeout:
+            raise
+        except BaseException as e:  # noqa: BLE001
+            exc = e
+            break
+        results.append(res)
+    if p.calls > 1:
+        res = results
     st = p.state[1]() if p.state else None
     return res, exc, _snapshot_args(args), st
 

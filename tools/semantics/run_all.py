@@ -16,7 +16,9 @@ import harness  # noqa: E402
 
 MODULES = ["partial", "unittest_asserts", "numpy_interop", "dunders", "seq_compare", "builtins_ctor",
            "collections_probes", "itertools_probes", "modules_inside", "globals_probes", "strings", "functions",
-           "classes", "slicing", "math_operator", "exceptions", "gen_ctx", "dicts_sets", "lists"]
+           "classes", "slicing", "math_operator", "exceptions", "gen_ctx", "dicts_sets", "lists",
+           "generators_probes", "with_exceptions", "formatting", "getters_probes", "class_writes", "closures_out",
+           "arg_containers"]
 
 
 def main(argv):

@@ -7,8 +7,7 @@ from jitcore.capture.opcodes.registry import HANDLERS, UNSUPPORTED, Signature, u
 from jitcore.capture.opcodes import (stack, loads, arith, containers, calls, jumps, functions,  # noqa: F401
                                     with_blocks, generators, imports, exceptions)
 
-unsupported("generator", "SEND", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT",
-            "END_ASYNC_FOR", "GET_YIELD_FROM_ITER", "END_SEND", "CLEANUP_THROW", "BEFORE_ASYNC_WITH")
+unsupported("generator", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT", "END_ASYNC_FOR", "BEFORE_ASYNC_WITH")
 unsupported("side_effect", "STORE_NAME", "DELETE_NAME", "DELETE_DEREF",
             "SETUP_ANNOTATIONS")
 unsupported("unsupported_opcode", "GET_LEN", "MATCH_MAPPING", "MATCH_SEQUENCE", "MATCH_KEYS", "MATCH_CLASS",

@@ -10,18 +10,8 @@ from __future__ import annotations
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.opcodes.registry import opcode
 from jitcore.capture.values import const
-from jitcore.capture.values.exception import (ExceptionValue, chain_context, exception_constructible,
-                                              construct_exception, matches)
+from jitcore.capture.values.exception import ExceptionValue, chain_context, exception_of, matches
 from jitcore.capture.values.objects import ClassValue
-
-
-def _exception_of(state, value):
-    if isinstance(value, ExceptionValue):
-        return value
-    cls = value.constant() if isinstance(value, ClassValue) else None
-    if isinstance(cls, type) and exception_constructible(cls):
-        return construct_exception(state, cls, [], {})
-    raise GraphBreak("user_exception", f"raising a {value.kind_name}")
 
 
 @opcode("RAISE_VARARGS", signature="args[oparg] --")
@@ -31,10 +21,10 @@ def raise_varargs(state, inst, args):
         if not state.ctx.exc_stack:
             raise GraphBreak.raises(RuntimeError, "No active exception to reraise")
         state.raise_traced(state.ctx.exc_stack[-1])
-    exc = _exception_of(state, args[0])
+    exc = exception_of(state, args[0])
     if len(args) == 2:
         cause = args[1]
-        exc.setattr(state, "__cause__", cause if cause.constant() is None else _exception_of(state, cause))
+        exc.setattr(state, "__cause__", cause if cause.constant() is None else exception_of(state, cause))
     chain_context(state, exc)
     state.raise_traced(exc)
 

@@ -18,7 +18,8 @@ from jitcore.capture.values.compare import compare_containers
 from jitcore.capture.values.constant import ConstantValue, const, fold
 from jitcore.capture.values.dunders import attribute
 from jitcore.capture.values.partial import PartialValue
-from jitcore.capture.values.generator import is_lazy, LazyIteratorValue
+from jitcore.capture.values.lazy_iterator import is_lazy, LazyIteratorValue
+from jitcore.capture.values.generator import GeneratorValue
 from jitcore.capture.values.iter_adapters import EnumerateValue, ZipValue
 from jitcore.capture.values.iterator import IteratorValue, LiveIteratorValue, is_iterator
 from jitcore.capture.values.objects import ClassValue
@@ -383,6 +384,8 @@ def _iter(state, obj):
 
 @_rule(next)
 def _next(state, it, *default):
+    if isinstance(it, GeneratorValue) and not default:
+        return it.resume_or_stop(state)  # its StopIteration carries the return value
     item = it.next_item(state)
     if item is None:
         if default:

@@ -23,7 +23,7 @@ from jitcore.capture.values.sequence import TupleValue
 from jitcore.capture.values.user_object import class_lookup, _class_attribute, _MISSING
 
 __all__ = ["ExceptionValue", "HandledOutside", "TracedException", "chain_context", "exception_constructible",
-           "exception_from_break"]
+           "exception_from_break", "exception_of"]
 
 
 def exception_constructible(cls) -> bool:
@@ -80,6 +80,10 @@ class ExceptionValue(Value):
             return value
         if name == "args":
             return TupleValue(list(self._known_args()))
+        if name == "value" and issubclass(self.cls, StopIteration):
+            # StopIteration.__init__ keeps its first argument as .value (None without arguments)
+            args = self._known_args()
+            return args[0] if args else const(None)
         if name == "__class__":
             return ClassValue(self.cls)
         if name in ("__cause__", "__context__"):
@@ -236,6 +240,16 @@ def construct_exception(state, cls, args, kwargs):
     elif kwargs:
         raise GraphBreak.raises(TypeError, f"{cls.__name__}() takes no keyword arguments")
     return exc
+
+
+def exception_of(state, value) -> ExceptionValue:
+    """What `raise value` raises: the exception itself, or a class called with no arguments."""
+    if isinstance(value, ExceptionValue):
+        return value
+    cls = value.constant() if isinstance(value, ClassValue) else None
+    if isinstance(cls, type) and exception_constructible(cls):
+        return construct_exception(state, cls, [], {})
+    raise GraphBreak("user_exception", f"raising a {value.kind_name}")
 
 
 def exception_from_break(brk) -> ExceptionValue | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value
-from jitcore.capture.values.generator import is_lazy
+from jitcore.capture.values.lazy_iterator import is_lazy
 
 __all__ = ["IteratorValue", "LiveIteratorValue", "ListIteratorValue", "DictIteratorValue", "SetIteratorValue",
            "is_iterator"]

@@ -1,4 +1,4 @@
-"""itertools over values: each constructor makes a lazy iterator (generator.LazyIteratorValue) whose items are
+"""itertools over values: each constructor makes a lazy iterator (lazy_iterator.LazyIteratorValue) whose items are
 computed when its consumer asks, pulling its inputs exactly when CPython's Modules/itertoolsmodule.c would, so a
 generator feeding it runs its side effects in Python's order and an infinite one (count, cycle, repeat) is only
 as long as its consumer takes. product, combinations and permutations read their inputs whole when called, as
@@ -17,7 +17,7 @@ from jitcore.capture.values.base import NOT_CONSTANT
 from jitcore.capture.values.call_rules import CallRule, Meaning, KNOWN_CALLABLE, register_callable, call
 from jitcore.capture.values.compare import items_equal
 from jitcore.capture.values.constant import const
-from jitcore.capture.values.generator import LazyIteratorValue
+from jitcore.capture.values.lazy_iterator import LazyIteratorValue
 from jitcore.capture.values.iterator import IteratorValue
 from jitcore.capture.values.sequence import TupleValue
 
