@@ -114,8 +114,9 @@ class GraphBreak(Exception):
         self.detail = detail
         #: the Python exception the modelled operation raises (None: the break is not a raised exception)
         self.exc_type = exc_type
-        #: that exception's message
+        #: that exception's message, and its exact arguments when known (GraphBreak.raises)
         self.message = message
+        self.exc_args: tuple | None = None
         #: which of its kind's hints in the catalogue fits this break ("": chosen by the report), and its fields
         if hint and hint not in KINDS[kind].hints:
             raise KeyError(f"hint {hint!r} of graph-break kind {kind!r} is not in the catalogue (capture/breaks.py)")
@@ -132,16 +133,21 @@ class GraphBreak(Exception):
         self.guards: list = []
 
     @classmethod
-    def raises(cls, exc_type: type, message: str = "") -> "GraphBreak":
+    def raises(cls, exc_type: type, message: str = "", args: tuple | None = None) -> "GraphBreak":
         """The break for an operation that raises `exc_type(message)` in Python (its detail reads as Python's
-        traceback line does: `KeyError: 'a'`)."""
+        traceback line does: `KeyError: 'a'`). `args`: the exception's exact constructor arguments, where the
+        model knows them (traced handlers can then read `str(e)` and `e.args`)."""
         detail = f"{exc_type.__name__}: {message}" if message else exc_type.__name__
-        return cls("user_exception", detail, exc_type=exc_type, message=message)
+        brk = cls("user_exception", detail, exc_type=exc_type, message=message)
+        brk.exc_args = args
+        return brk
 
     def fresh(self) -> "GraphBreak":
         """A new break of the same kind, detail and typed fields, not located yet."""
-        return GraphBreak(self.kind, self.detail, exc_type=self.exc_type, message=self.message, hint=self.hint,
-                          hint_fields=self.hint_fields)
+        brk = GraphBreak(self.kind, self.detail, exc_type=self.exc_type, message=self.message, hint=self.hint,
+                         hint_fields=self.hint_fields)
+        brk.exc_args = self.exc_args
+        return brk
 
     @property
     def info(self) -> BreakKind:

@@ -76,6 +76,9 @@ class CaptureContext:
         self.pending_origin = None
         #: generators created while tracing (a suspended one may still have cleanup to run)
         self.generators: list = []
+        #: an inference_mode(True) region was entered: tensors made since may be inference tensors, which fake
+        #: tensors do not model (values/context.py InferenceModeValue)
+        self.entered_inference_mode = False
 
     def push_cleanup(self, undo) -> None:
         """Remember how to undo a real state switch made while tracing (grad mode, autocast)."""

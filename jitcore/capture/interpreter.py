@@ -235,7 +235,17 @@ class FrameState:
                     chunk = []
                 args.append(chunk)
         args.reverse()
-        out = handler.fn(self, inst, *args)
+        try:
+            out = handler.fn(self, inst, *args)
+        except BaseException:
+            # an instruction that raises leaves its inputs where the handler's depth may still reach them
+            # (3.12 WITH_EXCEPT_START keeps exit, lasti, prev and exc below its result): put them back
+            for item, arg in zip(handler.signature.inputs, args):
+                if item.count is not None:
+                    stack.extend(arg)
+                elif item.size(oparg):
+                    stack.append(arg)
+            raise
         if out is not None:
             if type(out) is tuple:
                 stack.extend(out)

@@ -98,7 +98,12 @@ class CompilePipeline:
                 marked = (self.reads_marks and not self.plain_graphs
                           and mark_inputs(captured.gm, captured.input_sources))
                 with events.compiling(self.code, self.options.backend_name):
-                    compiled = self._backend_compile(captured)
+                    if self.reads_marks and _enters_inference_mode(captured.gm):
+                        # AOTAutograd returns plain tensors where eager makes inference tensors (is_inference(),
+                        # in-place errors later): such a graph runs as captured
+                        compiled = captured.gm.forward
+                    else:
+                        compiled = self._backend_compile(captured)
             except Exception as exc:
                 if self._falls_back(marked):
                     return self.compile(args, cells)
@@ -290,3 +295,10 @@ def _fullgraph_error(brk: GraphBreak, code, name: str) -> GraphBreakError:
 def _runs_as_is(compiled, gm) -> bool:
     """The backend returned the graph module itself, or its forward (the eager backend, a recording backend)."""
     return compiled is gm or (isinstance(compiled, types.MethodType) and compiled.__self__ is gm)
+
+
+def _enters_inference_mode(gm) -> bool:
+    """The graph switches inference mode on (`with torch.inference_mode():` captured inside the function)."""
+    enter = torch.autograd.grad_mode._enter_inference_mode
+    return any(node.op == "call_function" and node.target is enter and node.args[:1] != (False,)
+               for node in gm.graph.nodes)

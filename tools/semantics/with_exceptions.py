@@ -53,7 +53,7 @@ def exit_sees_exception_value(x):
             return True
     with CM():
         raise IndexError(3, "three")
-    return x, seen
+    return x + 1, seen
 
 
 @probe(G)
@@ -117,7 +117,7 @@ def nested_with_inner_raises(x):
     with _Swallow(log):
         with _Swallow(log):
             raise ValueError("inner")
-    return x, log
+    return x - 1, log
 
 
 @probe(G)
@@ -138,8 +138,16 @@ class _Case(unittest.TestCase):
 @probe(G, tc_config={"enable_trace_unittest": True})
 def assert_raises_context(x):
     tc = _Case()
-    with tc.assertRaises(ValueError):
+    with tc.assertRaises(ValueError) as cm:
         raise ValueError("x")
+    with tc.assertRaises(KeyError):
+        {}["miss"]
+    return x + 1, cm.exception.args
+
+
+@probe(G, tc_config={"enable_trace_unittest": True})
+def assert_raises_regex_context(x):
+    tc = _Case()
     with tc.assertRaisesRegex(KeyError, "miss"):
         {}["miss"]
     return x + 1
@@ -159,7 +167,7 @@ def str_of_single_arg_exception(x):
         raise RuntimeError(f"size {x.shape[0]}")
     except RuntimeError as e:
         msg = str(e)
-    return x, msg, f"{e!r}" if False else msg.upper()
+    return x * 2, msg, f"{e!r}", f"{e}", msg.upper()
 
 
 @probe(G)
@@ -168,7 +176,7 @@ def str_of_keyerror_from_dict(x):
     try:
         d["b"]
     except KeyError as e:
-        return x, str(e), e.args
+        return x + 2, str(e), repr(e), e.args
 
 
 @probe(G)
@@ -180,7 +188,7 @@ def str_of_user_exception(x):
     try:
         raise MyErr(7)
     except MyErr as e:
-        return x * e.code, str(e), e.args
+        return x * e.code, str(e), repr(e), e.args
 
 
 @probe(G)

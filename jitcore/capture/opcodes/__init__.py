@@ -11,7 +11,7 @@ unsupported("generator", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT", "END_ASYNC_F
 unsupported("side_effect", "STORE_NAME", "DELETE_NAME", "DELETE_DEREF",
             "SETUP_ANNOTATIONS")
 unsupported("unsupported_opcode", "GET_LEN", "MATCH_MAPPING", "MATCH_SEQUENCE", "MATCH_KEYS", "MATCH_CLASS",
-            "CHECK_EG_MATCH", "WITH_EXCEPT_START",
+            "CHECK_EG_MATCH",
             "LOAD_LOCALS", "LOAD_NAME",
             "CALL_INTRINSIC_2", "LOAD_FROM_DICT_OR_GLOBALS", "LOAD_FROM_DICT_OR_DEREF")
 

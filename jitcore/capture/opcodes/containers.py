@@ -151,9 +151,13 @@ def call_intrinsic_1(state, inst, value):
 def format_value(state, inst, value, fmt_spec):
     v = value.constant()
     spec = "" if fmt_spec is None else fmt_spec.constant()
+    conversion = inst.arg & 0x03
+    if v is NOT_CONSTANT and spec == "" and (conversion in (1, 2) or
+                                             value.python_type().__format__ is object.__format__):
+        # f"{e}", f"{e!r}" of a value that knows its text (object.__format__ with no spec is str())
+        return value.text(state, "repr" if conversion == 2 else "str")
     if v is NOT_CONSTANT or spec is NOT_CONSTANT:
         raise GraphBreak("unsupported_value", f"formatting a {value.kind_name} into a string")
-    conversion = inst.arg & 0x03
     if conversion == 1:
         v = str(v)
     elif conversion == 2:

@@ -162,6 +162,11 @@ class Value:
     def contains(self, state, item: "Value") -> "Value":
         raise GraphBreak("unsupported_value", f"`in` on a {self.kind_name}")
 
+    def text(self, state, conversion: str) -> "Value":
+        """str(self) (conversion "str") or repr(self) ("repr") as a constant string value, for a value that is
+        not a constant itself (a constant is folded by the builtin)."""
+        raise GraphBreak("unsupported_value", f"{conversion}() of a {self.kind_name}")
+
     # -- operators --------------------------------------------------------------------------------------------
     def binary_op(self, state, op: str, other: "Value", reflected: bool) -> "Value":
         """`self <op> other` (or `other <op> self` when reflected); NotImplemented lets the other side try."""

@@ -382,6 +382,21 @@ def _iter(state, obj):
     return IteratorValue(obj.iterate(state))
 
 
+@_rule(str)
+def _str(state, *args, **kwargs):
+    """str(value) of a value that is not a constant but knows its text (an exception made while tracing)."""
+    if len(args) == 1 and not kwargs and args[0].constant() is NOT_CONSTANT:
+        return args[0].text(state, "str")
+    return NotImplemented
+
+
+@_rule(repr)
+def _repr(state, *args, **kwargs):
+    if len(args) == 1 and not kwargs and args[0].constant() is NOT_CONSTANT:
+        return args[0].text(state, "repr")
+    return NotImplemented
+
+
 @_rule(next)
 def _next(state, it, *default):
     if isinstance(it, GeneratorValue) and not default:

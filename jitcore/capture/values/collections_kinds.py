@@ -48,7 +48,7 @@ class OrderedDictValue(_TypedDictValue):
             last = _flag(args[1] if len(args) == 2 else kwargs.get("last"))
             k = args[0].constant()
             if k not in self.items:
-                raise GraphBreak.raises(KeyError, f"{k!r}")
+                raise GraphBreak.raises(KeyError, f"{k!r}", args=(k,))
             self._mutable(state, "OrderedDict.move_to_end()")
             value = self.items.pop(k)
             self.items = {**self.items, k: value} if last else {k: value, **self.items}

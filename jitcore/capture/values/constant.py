@@ -38,12 +38,17 @@ _PURE_METHODS = {
 }
 
 
+#: argument types an exception raised while folding may carry into traced handlers (`e.args`, `str(e)`)
+_PLAIN = frozenset({str, int, float, bool, type(None), bytes})
+
+
 def fold(state, fn, *args, **kwargs):
     """Run a pure function on constants; an exception it raises is the user's, so the frame must run natively."""
     try:
         return fn(*args, **kwargs)
     except Exception as exc:
-        raise GraphBreak.raises(type(exc), str(exc)) from None
+        known = exc.args if all(type(a) in _PLAIN for a in exc.args) else None
+        raise GraphBreak.raises(type(exc), str(exc), args=known) from None
 
 
 class ConstantValue(Value):

@@ -13,13 +13,13 @@ from jitcore.capture.values.base import Value
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.tensor import graph_call_side_effect
 
-__all__ = ["GradModeValue", "AutocastValue", "ExitValue", "context_for", "REGION_CLASSES"]
+__all__ = ["GradModeValue", "AutocastValue", "InferenceModeValue", "ExitValue", "context_for", "REGION_CLASSES"]
 
 _AUTOCAST_CLASSES = tuple(dict.fromkeys(c for c in (torch.autocast, torch.amp.autocast,
                                                     getattr(torch.cpu.amp, "autocast", None),
                                                     getattr(torch.cuda.amp, "autocast", None)) if c is not None))
 #: the classes `context_for` models
-REGION_CLASSES = (torch.no_grad, torch.enable_grad, torch.set_grad_enabled, *_AUTOCAST_CLASSES)
+REGION_CLASSES = (torch.no_grad, torch.enable_grad, torch.set_grad_enabled, torch.inference_mode, *_AUTOCAST_CLASSES)
 
 
 class _RegionValue(Value):
@@ -102,6 +102,45 @@ class AutocastValue(_RegionValue):
         return ExitValue(leave, self), const(None)
 
 
+class InferenceModeValue(_RegionValue):
+    """`with torch.inference_mode(mode):` inside the function: entered and left by graph nodes
+    (grad_mode._enter_inference_mode / _exit_inference_mode, as Dynamo records them). While tracing, fake tensors
+    never become inference tensors (FakeTensorMode does not model them, as Dynamo keeps it off): entering mode
+    True switches grad off for real instead, which is what fake propagation needs (no requires_grad results).
+    The mode outside is guarded global state."""
+
+    __slots__ = ("mode",)
+
+    def __init__(self, mode: bool):
+        super().__init__(None)
+        self.mode = mode
+
+    def python_type(self):
+        return torch.inference_mode
+
+    def enter(self, state):
+        grad_mode = torch.autograd.grad_mode
+        node = graph_call_side_effect(state, grad_mode._enter_inference_mode, (self.mode,))
+        previous = torch.is_grad_enabled()
+        if self.mode:
+            state.ctx.entered_inference_mode = True
+            torch._C._set_grad_enabled(False)
+            undo = lambda: torch._C._set_grad_enabled(previous)  # noqa: E731
+        else:
+            real = grad_mode._enter_inference_mode(False)
+            undo = lambda: grad_mode._exit_inference_mode(real)  # noqa: E731
+        state.ctx.push_cleanup(undo)
+
+        def leave(st):
+            graph_call_side_effect(st, grad_mode._exit_inference_mode, (node,))
+            undo()
+            st.ctx.pop_cleanup()
+        return ExitValue(leave, self), const(None)
+
+    def call(self, state, args, kwargs):
+        raise GraphBreak("unsupported_call", "using torch.inference_mode as a decorator inside the function")
+
+
 class ExitValue(Value):
     """The bound __exit__ that BEFORE_WITH leaves on the stack; calling it closes the region."""
 
@@ -122,8 +161,8 @@ class ExitValue(Value):
         return self.region.reconstruct_exit(codegen)
 
     def call(self, state, args, kwargs):
-        if any(a.constant() is not None for a in args):
-            raise GraphBreak("user_exception", "an exception leaves a with-block")
+        """Closing the region: on the normal path and on the exception path (WITH_EXCEPT_START), where the
+        state is restored as the real __exit__ restores it; it returns None, so the exception goes on."""
         if not self.done:
             self.done = True
             self.leave(state)
@@ -145,6 +184,11 @@ def context_for(state, cls, args, kwargs):
         return GradModeValue(mode, cls, previous)
     if cls in _AUTOCAST_CLASSES:
         return _autocast(state, cls, args, kwargs)
+    if cls is torch.inference_mode and len(args) + len(kwargs) <= 1 and set(kwargs) <= {"mode"}:
+        mode = (args[0] if args else kwargs["mode"]).constant() if args or kwargs else True
+        if type(mode) is not bool:
+            raise GraphBreak("unsupported_value", "torch.inference_mode with a non-constant mode")
+        return InferenceModeValue(mode)
     return None
 
 

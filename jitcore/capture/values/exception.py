@@ -12,10 +12,11 @@ take the exception being handled as `__context__` (`chain_context`); `raise X fr
 from __future__ import annotations
 
 import sys
+import traceback
 import types
 
 from jitcore.capture.breaks import GraphBreak, TracedException
-from jitcore.capture.values.base import Value, NOT_CONSTANT
+from jitcore.capture.values.base import MethodCallValue, Value, NOT_CONSTANT
 from jitcore.capture.values.call_rules import KNOWN_CALLABLE, CallRule, Meaning, register_callable
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.objects import ClassValue
@@ -23,7 +24,7 @@ from jitcore.capture.values.sequence import TupleValue
 from jitcore.capture.values.user_object import class_lookup, _class_attribute, _MISSING
 
 __all__ = ["ExceptionValue", "HandledOutside", "TracedException", "chain_context", "exception_constructible",
-           "exception_from_break", "exception_of"]
+           "exception_from_break", "exception_of", "TracebackValue"]
 
 
 def exception_constructible(cls) -> bool:
@@ -86,6 +87,8 @@ class ExceptionValue(Value):
             return args[0] if args else const(None)
         if name == "__class__":
             return ClassValue(self.cls)
+        if name == "with_traceback":
+            return MethodCallValue(self, name)
         if name in ("__cause__", "__context__"):
             return const(None)
         if name == "__suppress_context__":
@@ -96,6 +99,12 @@ class ExceptionValue(Value):
         raise GraphBreak("unsupported_value", f"attribute {name!r} of a {self.kind_name}")
 
     def setattr(self, state, name, value):
+        if name == "__traceback__":
+            if isinstance(value, TracebackValue) and value.exc is self or value.constant() is None:
+                # contextlib's __exit__ puts the exception's own traceback back; raising it again (or the
+                # entry rebuilding it) gives it a traceback of its own anyway
+                return
+            raise GraphBreak("unsupported_value", "assigning the traceback of another exception")
         if name in _CHAIN_ATTRS:
             self._set_chain(name, value)
         else:
@@ -126,7 +135,32 @@ class ExceptionValue(Value):
         raise GraphBreak("unsupported_call", f"BaseException.{name}() on a traced exception")
 
     def call_method(self, state, name, args, kwargs):
+        if name == "with_traceback" and len(args) == 1 and not kwargs and class_lookup(self.cls, name) is \
+                BaseException.with_traceback:
+            # the traceback is not kept by the model: setting it (to None, or to its own) changes nothing seen
+            self.setattr(state, "__traceback__", args[0])
+            return self
         return self.getattr(state, name).call(state, args, kwargs)
+
+    def text(self, state, conversion):
+        """str()/repr(): a Python __str__/__repr__ of the class is traced; BaseException's (and the builtin
+        subclasses') run on a real exception made from the constant arguments."""
+        name = "__str__" if conversion == "str" else "__repr__"
+        raw = class_lookup(self.cls, name)
+        if isinstance(raw, types.FunctionType):
+            result = self.call_method(state, name, [], {})
+            if not isinstance(result.constant(), str):
+                raise GraphBreak("unsupported_value", f"{self.cls.__name__}.{name} returned a non-constant")
+            return result
+        args = [a.constant() for a in self._known_args()]
+        extra = [n for n in self.attrs if n not in _CHAIN_ATTRS]
+        if NOT_CONSTANT in args or (extra and issubclass(self.cls, (OSError, SyntaxError, ImportError))):
+            # those three read attributes of their own in __str__
+            raise GraphBreak("unsupported_value", f"{conversion}() of a {self.kind_name} with arguments that are "
+                                                  f"not constants")
+        real = self.cls.__new__(self.cls, *args)
+        BaseException.__init__(real, *args)
+        return const(str(real) if conversion == "str" else repr(real))
 
     def reconstruct(self, codegen):
         args = self._known_args()
@@ -138,6 +172,23 @@ class ExceptionValue(Value):
 
     def children(self):
         return [*(self.args or ()), *self.attrs.values()]
+
+
+class TracebackValue(Value):
+    """The traceback of a traced exception, as `__exit__` receives it: it can be passed on, compared with None
+    and stored back as `__traceback__`; reading it needs the real frames (a graph break)."""
+
+    __slots__ = ("exc",)
+
+    def __init__(self, exc):
+        super().__init__(None)
+        self.exc = exc
+
+    def python_type(self):
+        return types.TracebackType
+
+    def truth(self, state):
+        return True
 
 
 #: BaseException's own slots, set through its setters (never the instance dict), in this order: setting the
@@ -258,7 +309,7 @@ def exception_from_break(brk) -> ExceptionValue | None:
     cls = brk.exc_type
     if cls is None or not issubclass(cls, Exception) or cls.__module__ != "builtins":
         return None
-    return ExceptionValue(cls, None)
+    return ExceptionValue(cls, None if brk.exc_args is None else [const(a) for a in brk.exc_args])
 
 
 def matches(state, exc, classinfo) -> bool:
@@ -282,3 +333,15 @@ def _sys_exception(state, fn, args, kwargs):
 
 
 register_callable(sys.exception, KNOWN_CALLABLE, CallRule("sys.exception", Meaning.LOOKASIDE, _sys_exception))
+
+
+def _clear_frames(state, fn, args, kwargs):
+    """traceback.clear_frames(tb) of a traced exception's traceback (unittest's assertRaises __exit__): it only
+    frees the locals of frames that have finished; nothing the program can observe without the traceback."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], TracebackValue):
+        return const(None)
+    return NotImplemented
+
+
+register_callable(traceback.clear_frames, KNOWN_CALLABLE,
+                  CallRule("traceback.clear_frames", Meaning.LOOKASIDE, _clear_frames))

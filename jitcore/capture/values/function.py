@@ -138,6 +138,11 @@ def _with_kwdefaults(fn, kwdefaults):
     return fn
 
 
+#: dunder attributes a bound method reads from its function
+_FORWARDED = frozenset({"__doc__", "__module__", "__defaults__", "__kwdefaults__", "__code__", "__wrapped__",
+                        "__annotations__", "__dict__"})
+
+
 class UserMethodValue(Value):
     """A Python function bound to a value (a module's or user object's method): inlined with self first."""
 
@@ -158,6 +163,9 @@ class UserMethodValue(Value):
             return UserFunctionValue(self.fn)
         if name in ("__name__", "__qualname__"):
             return const(getattr(self.fn, name))
+        if isinstance(self.fn, types.FunctionType) and not name.startswith("__") or name in _FORWARDED:
+            # a bound method forwards attribute reads to its function (CPython method_getattro)
+            return UserFunctionValue(self.fn).getattr(state, name)
         return super().getattr(state, name)
 
     def call(self, state, args, kwargs):

@@ -51,7 +51,7 @@ def _key_error(k) -> GraphBreak:
     """The KeyError Python raises for missing key k; for a tensor key (whose message prints its data) a break."""
     if isinstance(k, IdentityKey):
         return GraphBreak("unsupported_value", "a KeyError whose key is a tensor")
-    return GraphBreak.raises(KeyError, f"{k!r}")
+    return GraphBreak.raises(KeyError, f"{k!r}", args=(k,))
 
 
 def _key(state, key):

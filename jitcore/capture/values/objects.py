@@ -120,6 +120,12 @@ class ClassValue(Value):
                 else super().getitem(state, key)
         return super().getitem(state, key)
 
+    def truth(self, state):
+        """A class is true unless its metaclass says otherwise (an Enum class by its number of members)."""
+        if type(self.cls) is type or isinstance(self.cls, enum.EnumMeta):
+            return bool(self.cls)
+        return super().truth(state)
+
     def iterate(self, state):
         if isinstance(self.cls, enum.EnumMeta):
             return [const(member) for member in self.cls]

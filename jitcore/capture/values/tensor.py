@@ -197,6 +197,9 @@ class TensorMethodValue(Value):
     def call(self, state, args, kwargs):
         if self.name in _DATA_METHODS:
             raise GraphBreak("data_dependent", f"Tensor.{self.name}() reads tensor data into Python")
+        if self.name == "is_inference" and self.tensor.source is None and state.ctx.entered_inference_mode:
+            # fake tensors are never inference tensors: only eager knows for one made since
+            raise GraphBreak("unsupported_value", "is_inference() of a tensor made after entering inference_mode")
         if self.name in _METADATA:
             if self.name == "storage_offset":
                 _guard_storage_offsets(state, self.tensor)
