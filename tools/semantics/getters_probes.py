@@ -1,6 +1,5 @@
 """operator.itemgetter / attrgetter / methodcaller and `in` on module and parameter containers."""
 import operator
-import types
 import torch
 from torch import nn
 from harness import probe, T, main
@@ -25,9 +24,18 @@ def itemgetter_on_dict_and_tensor(x):
     return operator.itemgetter("a")({"a": x}) + operator.itemgetter(0)(x)
 
 
-@probe(G)
-def attrgetter_dotted(x):
-    ns = types.SimpleNamespace(inner=types.SimpleNamespace(v=2), w=3)
+class _Inner:
+    v = 2
+
+
+class _Outer:
+    def __init__(self):
+        self.inner = _Inner()
+        self.w = 3
+
+
+@probe(G, args=lambda: (T(), _Outer()))
+def attrgetter_dotted(x, ns):
     return x * operator.attrgetter("inner.v")(ns) + operator.attrgetter("w", "inner.v")(ns)[0]
 
 

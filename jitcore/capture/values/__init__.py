@@ -27,6 +27,7 @@ from jitcore.capture.values.call_rules import Meaning, first_rule
 from jitcore.capture.values.constant import ConstantValue, CONSTANT_TYPES, const
 from jitcore.capture.values.function import LookasideValue, UserFunctionValue, TorchFunctionValue, UserMethodValue
 from jitcore.capture.values.partial import PartialValue
+from jitcore.capture.values.getters import GETTER_TYPES, getter_from_object
 from jitcore.capture.values.user_object import UserObjectValue, is_plain_instance
 from jitcore.capture.values.mapping import DictValue
 from jitcore.capture.values.module import ModuleValue
@@ -220,6 +221,18 @@ def _wrap_partial(state, value, source):
 
 
 _BY_TYPE[functools.partial] = _wrap_partial
+
+
+def _wrap_getter(state, value, source):
+    """operator.itemgetter / attrgetter / methodcaller passed in: immutable, compared by identity."""
+    _guard(state, source, IdMatch(value))
+    getter = getter_from_object(state, value)
+    getter.source = source
+    return getter
+
+
+for _getter_type in GETTER_TYPES:
+    _BY_TYPE[_getter_type] = _wrap_getter
 
 #: wrappers of objects that can change in place: one such object read from two sources is one value (guarded `is`)
 _MUTABLE_KINDS = frozenset({_wrap_tensor, _wrap_list, _wrap_dict, _wrap_opaque, _wrap_module})

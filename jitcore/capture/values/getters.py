@@ -17,8 +17,9 @@ from jitcore.capture.values.call_rules import CallRule, Meaning, KNOWN_CALLABLE,
 from jitcore.capture.values.dunders import attribute
 from jitcore.capture.values.mapping import DictValue
 from jitcore.capture.values.sequence import TupleValue
+from jitcore.capture.values.wrapping import wrap
 
-__all__ = ["GetterValue", "LruCacheValue"]
+__all__ = ["GetterValue", "LruCacheValue", "GETTER_TYPES", "getter_from_object"]
 
 
 class GetterValue(Value):
@@ -58,9 +59,26 @@ class GetterValue(Value):
         return value
 
     def reconstruct(self, codegen):
+        if self.source is not None:
+            return self.source.emit(codegen)  # the very object passed in
         args = "".join(f"{codegen.load(a)}, " for a in self.args)
         kwargs = "".join(f"{k}={codegen.load(v)}, " for k, v in self.kwargs.items())
         return f"{codegen.constant_object(self.getter_type, 'type')}({args}{kwargs})"
+
+
+def getter_from_object(state, getter) -> "GetterValue":
+    """The value of a real getter passed in (guarded by identity by the caller): rebuilt from what it pickles as
+    (`itemgetter(1).__reduce__()` is `(itemgetter, (1,))`; a methodcaller with keywords reduces to a partial)."""
+    maker, args = getter.__reduce__()[:2]
+    kwargs = {}
+    if isinstance(maker, functools.partial):
+        args, kwargs = maker.args + args, dict(maker.keywords)
+    return GetterValue(type(getter), [wrap(state, a, None) for a in args],
+                       {k: wrap(state, v, None) for k, v in kwargs.items()})
+
+
+#: the getter types, whose objects passed in become GetterValues (values/__init__.py)
+GETTER_TYPES = (operator.itemgetter, operator.attrgetter, operator.methodcaller)
 
 
 def _getter(state, cls, args, kwargs):

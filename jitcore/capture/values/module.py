@@ -258,6 +258,31 @@ class ModuleValue(Value):
     def length(self, state):
         return len(self._read_items(state)[1])
 
+    def contains(self, state, item):
+        """`in`: ModuleDict / ParameterDict test their keys (their own __contains__); ModuleList, Sequential and
+        ParameterList have none, so Python iterates them comparing each item (identity first, then ==)."""
+        if not isinstance(self.module, _CONTAINERS + _PARAM_CONTAINERS) or \
+                _class_lookup(type(self.module), "__contains__") not in _CONTAINS_SLOTS:
+            return super().contains(state, item)
+        table, items = self._read_items(state)
+        if self._keyed():
+            k = item.constant()
+            if k is NOT_CONSTANT:
+                raise GraphBreak("unsupported_value", f"`in` on a {type(self.module).__name__} with a "
+                                                      f"{item.kind_name}")
+            return const(any(k == name for name, _ in items))
+        target = item.identity()
+        for name, member in items:
+            child = self._child(state, table, name, member)  # each item compared is relied on
+            if child is item or (target is not None and member is target):
+                return const(True)
+            if item.is_tensor():
+                raise GraphBreak("unsupported_value", "`in` comparing a tensor by value (==)")
+            if target is None and item.constant() is NOT_CONSTANT and not item.is_tensor():
+                raise GraphBreak("unsupported_value", f"`in` on a {type(self.module).__name__} with a "
+                                                      f"{item.kind_name}")
+        return const(False)
+
     def iterate(self, state):
         table, items = self._read_items(state)
         if self._keyed():
@@ -296,6 +321,10 @@ class ModuleValue(Value):
         if name in ("parameters", "named_parameters", "children", "modules", "buffers"):
             raise GraphBreak("unsupported_call", f"Module.{name}() inside a compiled function")
         return super().call_method(state, name, args, kwargs)
+
+
+#: __contains__ of the containers as torch defines them (None: no __contains__, Python iterates)
+_CONTAINS_SLOTS = (None, torch.nn.ModuleDict.__contains__, torch.nn.ParameterDict.__contains__)
 
 
 def _class_lookup(cls, name):
