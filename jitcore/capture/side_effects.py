@@ -110,10 +110,17 @@ class SideEffects:
                 computed.append(f"{temp} = {target.changed_items(codegen, initial)}")
                 writes.append(target.replay(codegen, temp, initial))
             elif kind == "attr" and self._final(kind, target, name) is DELETED:
-                writes.append(f"vars({target.source.emit(codegen)}).pop({name!r}, None)")
+                owner = target.source.emit(codegen) if target.source is not None else codegen.load(target)
+                if isinstance(target.identity(), type):
+                    # a class's __dict__ is a read-only proxy: delete through type.__delattr__ (if set at all:
+                    # an attribute added and deleted in the call was never written)
+                    writes.append(f"delattr({owner}, {name!r}) if {name!r} in vars({owner}) else None")
+                else:
+                    writes.append(f"vars({owner}).pop({name!r}, None)")
             elif kind == "attr":
+                owner = target.source.emit(codegen) if target.source is not None else codegen.load(target)
                 computed.append(f"{temp} = {codegen.load(self._final(kind, target, name))}")
-                writes.append(f"setattr({target.source.emit(codegen)}, {name!r}, {temp})")
+                writes.append(f"setattr({owner}, {name!r}, {temp})")
             elif self._final(kind, target, name) is DELETED:
                 writes.append(f"del {target.emit(codegen)}")
             else:

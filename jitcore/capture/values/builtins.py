@@ -243,6 +243,15 @@ def _setattr(state, obj, name, value):
     return const(None)
 
 
+@_rule(delattr)
+def _delattr(state, obj, name):
+    n = name.constant()
+    if type(n) is not str:
+        return NotImplemented
+    obj.delattr(state, n)
+    return const(None)
+
+
 @_rule(object.__setattr__)
 def _object_setattr(state, obj, name, value):
     n = name.constant()

@@ -10,16 +10,19 @@ import enum
 import sys
 import types
 
+import torch
+
 from jitcore.guards import HasAttrMatch
 
 from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.side_effects import DELETED
 from jitcore.capture.sources import AttrSource, GlobalSource, ModuleGlobalSource
 from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.call_rules import call
 from jitcore.capture.values.constant import const, fold
 from jitcore.capture.values.wrapping import wrap
 
-__all__ = ["PythonModuleValue", "ClassValue", "is_trusted_module"]
+__all__ = ["PythonModuleValue", "ClassValue", "is_trusted_module", "pending_class_attribute"]
 
 _TRUSTED_ROOTS = frozenset({"torch", "math", "operator", "functools", "itertools", "collections", "builtins",
                             "typing", "numbers", "enum", "dataclasses", "abc", "warnings", "inspect", "types"})
@@ -99,6 +102,12 @@ class ClassValue(Value):
         return self.cls
 
     def getattr(self, state, name):
+        if self._writable(name):
+            pending = pending_class_attribute(state, self.cls, name)
+            if pending is DELETED:
+                raise GraphBreak("side_effect", f"reading {self.cls.__name__}.{name} after deleting it in the call")
+            if pending is not None:
+                return pending
         try:
             attr = getattr(self.cls, name)
         except AttributeError as exc:
@@ -110,6 +119,36 @@ class ClassValue(Value):
             state.ctx.guard_class_lookup(self.cls, name)
         source = AttrSource(self.source, name) if self.source is not None else None
         return wrap(state, attr, source)
+
+    def _writable(self, name) -> bool:
+        """A class whose attributes the capture writes (and reads back) itself: a class of Python code with
+        type's own setattr, not a module class (modules read their class attributes on other paths), not a
+        dunder (a slot), not over a descriptor of the metaclass."""
+        cls = self.cls
+        return (isinstance(cls, type) and bool(cls.__flags__ & _HEAP_TYPE) and type(cls).__setattr__ is
+                type.__setattr__ and type(cls).__delattr__ is type.__delattr__ and not issubclass(cls, _MODULE)
+                and not (name.startswith("__") and name.endswith("__"))
+                and not hasattr(type(vars(type(cls)).get(name)), "__set__"))
+
+    def setattr(self, state, name, value):
+        """`Cls.attr = v` on a class that existed before the call: kept pending (later reads through the class or
+        its instances see it) and written back after the graph. A value that binds (a function, a descriptor)
+        would change how instances read it: not modelled."""
+        raw = self.cls.__dict__.get(name) if isinstance(self.cls, type) else None
+        if not self._writable(name) or _binds(value) or _binds_raw(raw):
+            raise GraphBreak("side_effect", f"setting attribute {name!r} of a class")
+        state.ctx.side_effects.store_attr(self, self.cls, name, value)
+
+    def delattr(self, state, name):
+        raw = self.cls.__dict__.get(name, _ABSENT) if isinstance(self.cls, type) else _ABSENT
+        pending = state.ctx.side_effects.load_attr(self.cls, name)
+        if not self._writable(name) or _binds_raw(raw) or (pending is not None and _binds(pending)):
+            raise GraphBreak("side_effect", f"deleting attribute {name!r} of a class")
+        if pending is DELETED or (pending is None and raw is _ABSENT):
+            raise GraphBreak.raises(AttributeError, f"type object '{self.cls.__name__}' has no attribute '{name}'")
+        if pending is None:
+            state.ctx.guard_class_lookup(self.cls, name)  # the replayed `del` relies on it being there
+        state.ctx.side_effects.delete_attr(self, self.cls, name)
 
     def getitem(self, state, key):
         k = key.constant()
@@ -147,3 +186,33 @@ class ClassValue(Value):
 
     def reconstruct(self, codegen):
         return codegen.constant(self.cls)
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement, whose dict can change
+_MODULE = torch.nn.Module
+_ABSENT = object()
+
+
+def pending_class_attribute(state, cls, name):
+    """The value class attribute `name` of cls (or of a class on its MRO) was set to earlier in the call, DELETED
+    when deleted from cls itself, or None when the class dicts as they are answer the lookup."""
+    for klass in cls.__mro__:
+        pending = state.ctx.side_effects.load_attr(klass, name)
+        if pending is not None and (pending is not DELETED or klass is cls):
+            return pending
+        if name in klass.__dict__ and pending is None:
+            return None
+    return None
+
+
+def _binds(value) -> bool:
+    """A value that a class attribute would bind to instances (a function, a descriptor): not a plain value."""
+    try:
+        kind = value.python_type()
+    except GraphBreak:
+        return True
+    return hasattr(kind, "__get__") or callable(value.constant()) and value.constant() is not NOT_CONSTANT
+
+
+def _binds_raw(raw) -> bool:
+    return raw is not None and raw is not _ABSENT and hasattr(type(raw), "__get__")

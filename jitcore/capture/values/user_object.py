@@ -19,7 +19,7 @@ from jitcore.capture.values.base import Value, MethodCallValue
 from jitcore.capture.values.call_rules import Meaning, first_rule
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.function import UserMethodValue
-from jitcore.capture.values.objects import ClassValue
+from jitcore.capture.values.objects import ClassValue, pending_class_attribute
 from jitcore.capture.values.opaque import OpaqueValue, DeferredMethodValue
 from jitcore.capture.values.wrapping import wrap
 
@@ -264,6 +264,12 @@ class UserObjectValue(_DunderProtocol, OpaqueValue):
             d = getattr(self.obj, "__dict__", {})
             if name in d:
                 return wrap(state, d[name], AttrSource(self.source, name) if self.source is not None else None)
+        pending = pending_class_attribute(state, cls, name)
+        if pending is DELETED:
+            raise GraphBreak("side_effect", f"reading {cls.__name__}.{name} after deleting it in the call")
+        if pending is not None:
+            self._guard_instance_keys(state)
+            return pending  # `Cls.attr = v` earlier in the call (a plain value: no descriptor to bind)
         if raw is _MISSING:
             raise GraphBreak.raises(AttributeError, f"'{cls.__name__}' object has no attribute '{name}'")
         # found on the class: it stays so only while the instance does not get an attribute of that name
@@ -382,6 +388,11 @@ class NewObjectValue(_DunderProtocol, Value):
             return self.attrs[name]
         if name == "__class__":
             return ClassValue(self.cls)
+        pending = pending_class_attribute(state, self.cls, name)
+        if pending is DELETED:
+            raise GraphBreak("side_effect", f"reading {self.cls.__name__}.{name} after deleting it in the call")
+        if pending is not None:
+            return pending
         if raw is _MISSING:
             raise GraphBreak.raises(AttributeError, f"'{self.cls.__name__}' object has no attribute '{name}'")
         return _class_attribute(state, self, self.cls, name, raw)
