@@ -5,6 +5,8 @@ pre-existing object, which the frame must run natively.
 """
 from __future__ import annotations
 
+import types
+
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value
 from jitcore.capture.values.constant import CONSTANT_TYPES
@@ -30,6 +32,33 @@ class CellBox(Value):
 
     def set(self, state, value):
         self.contents = value
+
+    #: one cell shared by every function rebuilt over it
+    needs_identity = True
+
+    def children(self):
+        return [] if self.contents is None else [self.contents]
+
+    def reconstruct(self, codegen):
+        make = codegen.constant_object(types.CellType, "CellType")
+        if self.contents is None:
+            return f"{make}()"
+        if id(self) in _REBUILDING:
+            # a cell reached again while its contents are being rebuilt (a recursive inner function)
+            raise GraphBreak("unsupported_output", "rebuilding a closure cell that refers to itself")
+        _REBUILDING.add(id(self))
+        try:
+            return f"{make}({codegen.load(self.contents)})"
+        finally:
+            _REBUILDING.discard(id(self))
+
+    def reconstruct_cell(self, codegen) -> str:
+        """The cell object, for a function rebuilt over it."""
+        return codegen.load(self)
+
+
+#: ids of the cells being rebuilt right now (codegen runs under the capture lock, one at a time)
+_REBUILDING: set = set()
 
 
 class RootCell(Value):
@@ -62,3 +91,7 @@ class RootCell(Value):
         if self.source is None:
             raise GraphBreak("side_effect", "assigning a nonlocal variable jitcore cannot write back")
         state.ctx.side_effects.store_source(self.source, value)
+
+    def reconstruct_cell(self, codegen) -> str:
+        """The very cell (its contents, when written in the call, are written back through its source)."""
+        return codegen.constant_object(self.cell, "cell")

@@ -115,22 +115,31 @@ class NestedFunctionValue(Value):
         return state.inline_nested(self, args, kwargs)
 
     def children(self):
-        return [*self.defaults, *self.kwdefaults.values()]
+        return [*self.defaults, *self.kwdefaults.values(), *self.closure]
 
     def reconstruct(self, codegen):
+        """A new function object over the same code; its closure holds the cells themselves: a cell made inside
+        is rebuilt once with its final contents (functions sharing it share the rebuilt cell, as Python's
+        closures share theirs), a cell that existed before is that very cell."""
         if self.attrs.items or (self.annotations is not None and self.annotations.items):
             raise GraphBreak("unsupported_output", "rebuilding a function made inside with attributes set on it")
-        if self.closure:
-            raise GraphBreak("unsupported_output", "rebuilding a closure made inside the function")
         make = codegen.constant_object(types.FunctionType, "FunctionType")
         defaults = "(" + "".join(f"{codegen.load(v)}, " for v in self.defaults) + ")"
+        closure = "(" + "".join(f"{cell.reconstruct_cell(codegen)}, " for cell in self.closure) + ")"
         fn = (f"{make}({codegen.constant_object(self.code, 'code')}, {codegen.globals_name()}, "
-              f"{self.code.co_name!r}, {defaults})")
+              f"{self.code.co_name!r}, {defaults}, {closure if self.closure else 'None'})")
+        if self.qualname != self.code.co_name:
+            fn = f"{codegen.constant_object(_with_qualname, 'with_qualname')}({fn}, {self.qualname!r})"
         if self.kwdefaults:
             setter = codegen.constant_object(_with_kwdefaults, "with_kwdefaults")
             body = "".join(f"{k!r}: {codegen.load(v)}, " for k, v in self.kwdefaults.items())
             fn = f"{setter}({fn}, {{{body}}})"
         return fn
+
+
+def _with_qualname(fn, qualname):
+    fn.__qualname__ = qualname
+    return fn
 
 
 def _with_kwdefaults(fn, kwdefaults):
