@@ -129,6 +129,10 @@ def clone_inputs(value: Any, _memo: dict[int, Any] | None = None) -> Any:
     elif type(value) is collections.defaultdict:
         copy = collections.defaultdict(value.default_factory,
                                        {key: clone_inputs(item, memo) for key, item in value.items()})
+    elif type(value) in (set, collections.Counter):
+        copy = type(value)(value)  # members and keys are hashable values: a shallow copy is a clone
+    elif type(value) is collections.deque:
+        copy = collections.deque((clone_inputs(item, memo) for item in value), value.maxlen)
     elif isinstance(value, Args):
         copy = Args(*clone_inputs(value.args, memo), **clone_inputs(value.kwargs, memo))
     else:
@@ -141,7 +145,8 @@ def assert_same(expected: Any, actual: Any, path: str = "result") -> None:
     """Assert that `actual` equals `expected` as eager PyTorch would have it.
 
     Tensors: same type, dtype, shape, device and requires_grad, values by `torch.testing.assert_close`.
-    Tuples, lists and dicts: the exact same container type, length, keys in the same order, items recursively.
+    Tuples, lists, deques and dicts: the exact same container type, length, keys in the same order, items
+    recursively.
     Anything else: the same type and `==`. `path` names the position in failure messages (`result[1]['a']`).
     """
     if isinstance(expected, torch.Tensor):
@@ -158,7 +163,7 @@ def assert_same(expected: Any, actual: Any, path: str = "result") -> None:
     assert type(actual) is type(expected), (
         f"{path}: expected type {type(expected).__name__}, got {type(actual).__name__} ({actual!r})"
     )
-    if isinstance(expected, (tuple, list)):
+    if isinstance(expected, (tuple, list, collections.deque)):
         assert len(actual) == len(expected), f"{path}: length {len(expected)} != {len(actual)}"
         for index, (e, a) in enumerate(zip(expected, actual)):
             assert_same(e, a, f"{path}[{index}]")

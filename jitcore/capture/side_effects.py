@@ -51,6 +51,10 @@ class SideEffects:
             self._initial[id(value)] = value.snapshot()
             self._records[("container", id(value))] = ("container", value, None)
 
+    def is_mutated(self, value) -> bool:
+        """A container value that came from a source has been changed in this call."""
+        return ("container", id(value)) in self._records
+
     def realized(self, value, items) -> None:
         """A lazily read list mutated before its items were read has them now: `items` are its initial ones."""
         if self._initial.get(id(value), ()) is None:

@@ -35,6 +35,7 @@ __all__ = [
     "NamespaceEntryMatch",
     "NoneMatch",
     "NotNoneMatch",
+    "SetMatch",
     "TypeMatch",
 ]
 
@@ -340,6 +341,37 @@ class NotNoneMatch(Check):
 
     def _key(self) -> tuple:
         return ()
+
+
+class SetMatch(Check):
+    """`type(v) is T and tuple(v) == members`, each member of the same type: a set or frozenset with the same
+    members in the same iteration order (capture iterates it in that order, and 1 == True must not pass)."""
+
+    __slots__ = ("set_type", "members")
+    cost = 4
+
+    def __init__(self, value: set | frozenset) -> None:
+        if type(value) not in (set, frozenset):
+            raise TypeError(f"SetMatch needs a set or frozenset, got {type_name(type(value))}")
+        self.set_type = type(value)
+        self.members = tuple(value)
+
+    def render(self, var: str, ns: Namespace) -> str:
+        return f"type({var}) is {self.set_type.__name__} and " + " and ".join(
+            _equals_terms(f"tuple({var})", self.members, ns))
+
+    def explain(self, value: object) -> str | None:
+        if type(value) is not self.set_type:
+            return f"expected a {self.set_type.__name__}, got {type_name(type(value))}"
+        if same_value(self.members, tuple(value)):
+            return None
+        return f"changed {short_repr(set(self.members))} -> {short_repr(value)}"
+
+    def describe(self) -> str:
+        return f"SetMatch({short_repr(self.members)})"
+
+    def _key(self) -> tuple:
+        return (self.set_type, _value_key(self.members))
 
 
 class LengthMatch(Check):

@@ -14,13 +14,14 @@ import types
 
 import torch
 
-from jitcore.guards import TensorMatch, TypeMatch, IdMatch, EqualsMatch, LengthMatch, DictKeysMatch
+from jitcore.guards import TensorMatch, TypeMatch, IdMatch, EqualsMatch, LengthMatch, DictKeysMatch, SetMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import ItemSource, AttrSource, ModuleDictSource
 from jitcore.capture.values import constructors, torch_rules  # noqa: F401 (they register their call rules)
 from jitcore.capture.values import sets  # noqa: F401 (it registers set and frozenset with const())
-from jitcore.capture.values import dunders, getters, itertools_rules  # noqa: F401 (they register call rules)
-from jitcore.capture.values.collections_kinds import OrderedDictValue, DefaultDictValue
+from jitcore.capture.values import dunders, getters, heapq_rules, itertools_rules  # noqa: F401 (call rules)
+from jitcore.capture.values.collections_kinds import OrderedDictValue, DefaultDictValue, DequeValue
+from jitcore.capture.values.sets import SetValue
 from jitcore.capture.values.base import Value, NOT_CONSTANT, NULL, NullValue
 from jitcore.capture.values.builtins import BuiltinValue
 from jitcore.capture.values.call_rules import Meaning, first_rule
@@ -234,8 +235,34 @@ def _wrap_getter(state, value, source):
 for _getter_type in GETTER_TYPES:
     _BY_TYPE[_getter_type] = _wrap_getter
 
+
+def _wrap_set(state, value, source):
+    """A set or frozenset passed in: members and their iteration order guarded (SetMatch), so it is read,
+    iterated and changed as a SetValue (changes written back as discards and adds)."""
+    if source is None or not all(type(m) in _SET_MEMBER_TYPES for m in value):
+        return _wrap_opaque(state, value, source)
+    _guard(state, source, SetMatch(value))
+    return SetValue([const(m) for m in value], source, set_type=type(value), state=state)
+
+
+#: member types a set passed in may hold to be modelled (compared by value, guarded by SetMatch)
+_SET_MEMBER_TYPES = frozenset({int, str, float, bool, bytes, type(None)})
+
+
+def _wrap_deque(state, value, source):
+    if source is None:
+        return _wrap_opaque(state, value, source)
+    _guard(state, source, TypeMatch(collections.deque))
+    return DequeValue.passed_in(state, value, source)
+
+
+_BY_TYPE[set] = _wrap_set
+_BY_TYPE[frozenset] = _wrap_set
+_BY_TYPE[collections.deque] = _wrap_deque
+
 #: wrappers of objects that can change in place: one such object read from two sources is one value (guarded `is`)
-_MUTABLE_KINDS = frozenset({_wrap_tensor, _wrap_list, _wrap_dict, _wrap_opaque, _wrap_module})
+_MUTABLE_KINDS = frozenset({_wrap_tensor, _wrap_list, _wrap_dict, _wrap_opaque, _wrap_module, _wrap_set,
+                            _wrap_deque})
 
 
 def _identity_kind(wrapper, source):

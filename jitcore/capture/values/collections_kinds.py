@@ -12,12 +12,16 @@ from __future__ import annotations
 import collections
 import operator
 
+from jitcore.guards import EqualsMatch, LengthMatch
+
 from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.sources import AttrSource, ItemSource
 from jitcore.capture.values.base import NOT_CONSTANT, MethodCallValue
 from jitcore.capture.values.call_rules import CallRule, Meaning, KNOWN_CALLABLE, register_callable, call
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.mapping import DictValue
 from jitcore.capture.values.sequence import ListValue, TupleValue
+from jitcore.capture.values.wrapping import wrap
 
 __all__ = ["OrderedDictValue", "DefaultDictValue", "DequeValue", "dict_items_from"]
 
@@ -172,10 +176,32 @@ class DequeValue(ListValue):
     methods = frozenset({"index", "count", "copy", "append", "extend", "insert", "pop", "clear", "reverse", "remove",
                          "appendleft", "popleft", "extendleft", "rotate", "maxlen"})
 
-    def __init__(self, items, maxlen=None):
-        super().__init__(list(items))
+    def __init__(self, items, maxlen=None, source=None):
+        super().__init__(list(items), source)
         self.maxlen = maxlen
         self._trim(left=True)
+
+    @classmethod
+    def passed_in(cls, state, real, source):
+        """A deque passed in: its length and maxlen guarded, each item read with its own source (d[i])."""
+        state.ctx.guard(source, LengthMatch(len(real)))
+        state.ctx.guard(AttrSource(source, "maxlen"), EqualsMatch(real.maxlen))
+        items = [wrap(state, item, ItemSource(source, i)) for i, item in enumerate(real)]
+        return cls(items, real.maxlen, source)
+
+    # -- write-back of a deque passed in: appends as extend, else the whole contents ------------------------
+    def replay(self, codegen, values: str, initial) -> str:
+        kind, _ = self._delta(initial)
+        if kind in ("extend", "positions"):
+            return super().replay(codegen, values, initial)
+        target = self.source.emit(codegen)
+        return f"{target}.clear(); {target}.extend({values})"
+
+    def changed_items(self, codegen, initial) -> str:
+        kind, _ = self._delta(initial)
+        if kind in ("extend", "positions"):
+            return super().changed_items(codegen, initial)
+        return "[" + "".join(f"{codegen.load(v)}, " for v in self.items) + "]"
 
     def python_type(self):
         return collections.deque
@@ -209,6 +235,8 @@ class DequeValue(ListValue):
 
     def call_method(self, state, name, args, kwargs):
         items = self.items
+        if name in _DEQUE_MUTATORS:
+            self._mutable(state, f"deque.{name}()")
         if name == "appendleft" and len(args) == 1:
             items.insert(0, args[0])
             self._trim(left=False)
@@ -242,8 +270,14 @@ class DequeValue(ListValue):
         return result
 
     def reconstruct(self, codegen):
+        if self.source is not None:
+            return self.source.emit(codegen)
         items = "[" + "".join(f"{codegen.load(v)}, " for v in self.items) + "]"
         return f"{codegen.constant_object(collections.deque, 'type')}({items}, {self.maxlen!r})"
+
+
+#: deque's own mutating methods (list's are recorded by ListValue)
+_DEQUE_MUTATORS = frozenset({"appendleft", "extendleft", "popleft", "pop", "rotate"})
 
 
 def _deque(state, cls, args, kwargs):

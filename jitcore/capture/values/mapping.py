@@ -190,7 +190,7 @@ class DictValue(Value):
 
     def _mutable(self, state, what):
         if self.source is not None:
-            if self.dict_type is not dict:
+            if self.dict_type is not dict and not _dict_protocol(self.dict_type):
                 raise GraphBreak("side_effect", f"{what} on a {self.dict_type.__name__} passed into the function")
             state.ctx.side_effects.container_mutated(self)
 
@@ -398,3 +398,10 @@ class DictViewValue(Value):
 
 
 register_container(dict, lambda value: DictValue({k: const(v) for k, v in value.items()}))
+
+
+def _dict_protocol(dict_type) -> bool:
+    """A dict subclass whose writes the replay (`d[k] = v`, `d.pop(k, None)`) makes as dict makes them
+    (collections.Counter): its own item store and pop are dict's."""
+    return (issubclass(dict_type, dict) and dict_type.__setitem__ is dict.__setitem__
+            and dict_type.pop is dict.pop and not issubclass(dict_type, collections.OrderedDict))

@@ -66,10 +66,19 @@ class SetValue(Value):
         return len(self.members)
 
     def iterate(self, state):
+        if self.source is not None and self.order_known and not self._changed(state):
+            # a set passed in and not changed yet: its own iteration order (guarded by SetMatch)
+            return list(self.members.values())
+        if self.source is not None:
+            # CPython's order after adds and removals depends on the real table's history
+            raise GraphBreak("unsupported_value", "iterating a set passed in after changing it (order not known)")
         c = self.constant()
         if c is NOT_CONSTANT:
             raise GraphBreak("unsupported_value", "iterating a set of non-constant values (order is not known)")
         return [const(m) for m in c]
+
+    def _changed(self, state) -> bool:
+        return state.ctx.side_effects.is_mutated(self)
 
     def live_iterator(self, state):
         return SetIteratorValue(self, self.iterate(state))
@@ -162,6 +171,9 @@ class SetValue(Value):
             result = self.binary_op(state, _IN_PLACE_METHODS[name], args[0], False)
             return const(NotImplemented) if result is NotImplemented else result
         if name == "pop" and not args and not kwargs:
+            if self.source is not None:
+                # CPython's pop starts from a position the real set keeps between pops (its finger)
+                raise GraphBreak("unsupported_value", "set.pop() on a set passed in (which member is not known)")
             self._mutable(state, "set.pop()")
             if not self.members:
                 raise GraphBreak.raises(KeyError, "'pop from an empty set'")
