@@ -245,8 +245,10 @@ def _global_state_nodes(gm) -> tuple:
     return grad, other
 
 
-#: effects on global state that the entry cannot put back when the graph raises (autocast regions)
-_OTHER_GLOBAL_STATE = (torch.amp.autocast_mode._enter_autocast, torch.amp.autocast_mode._exit_autocast)
+#: effects on global state that the entry cannot put back when the graph raises (autocast and inference-mode
+#: regions: the mode lives in a guard object made inside the graph)
+_OTHER_GLOBAL_STATE = (torch.amp.autocast_mode._enter_autocast, torch.amp.autocast_mode._exit_autocast,
+                       torch.autograd.grad_mode._enter_inference_mode, torch.autograd.grad_mode._exit_inference_mode)
 
 
 def graph_is_pure(gm) -> bool:
