@@ -194,3 +194,16 @@ def test_is_inference_of_a_tensor_made_in_inference_mode_matches_eager():
 
     check_against_eager(f, (randn(3, seed=1),), expected_graphs=None)
     check_registered_against_eager(f, (randn(3, seed=1),))
+
+
+def test_assert_raises_regex_and_re_on_constants():
+    import re
+
+    def f(x):
+        case = _Case()
+        with case.assertRaisesRegex(KeyError, "mi+ss"):
+            {}["miss"]
+        found = re.search(r"(\d+)x(\d+)", f"shape {x.shape[0]}x{x.shape[1]}")
+        return x * int(found.group(1)), found.groups(), re.sub("a", "b", "banana")
+
+    one_graph_both_doors(f, (randn(2, 3, seed=1),))

@@ -5,6 +5,7 @@ A constant folds every operation at capture time; its source (if any) is guarded
 from __future__ import annotations
 
 import inspect
+import re
 import operator
 import types
 
@@ -34,6 +35,9 @@ _PURE_METHODS = {
     slice: {"indices"},
     types.MappingProxyType: {"keys", "values", "items", "get", "__len__", "__contains__", "__getitem__"},
     inspect.Signature: {"replace"},
+    # compiled patterns and their matches are immutable: matching a constant string is a pure function of both
+    re.Pattern: {"search", "match", "fullmatch", "findall", "split", "sub", "subn"},
+    re.Match: {"group", "groups", "groupdict", "start", "end", "span", "__getitem__", "expand"},
     inspect.Parameter: {"replace"},
 }
 

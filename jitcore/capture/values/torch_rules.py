@@ -8,6 +8,7 @@ it is registered into the call-rule registry (values/call_rules.py) when this mo
 from __future__ import annotations
 
 import inspect
+import re
 import sys
 import types
 
@@ -18,7 +19,8 @@ import torch.overrides
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.call_rules import (CallRule, Meaning, register_callable, register_predicate, graph_node,
                                                KNOWN_CALLABLE, TORCH_OPERATOR, NATIVE_LIBRARY)
-from jitcore.capture.values.constant import const
+from jitcore.capture.values.base import NOT_CONSTANT
+from jitcore.capture.values.constant import const, fold
 from jitcore.capture.values.introspection import signature_lookaside
 from jitcore.marks import is_compiling
 
@@ -139,6 +141,20 @@ def _enters_debugger(state, fn, args, kwargs):
 
 
 register_predicate(KNOWN_CALLABLE, _is_debugger_entry, CallRule("debugger", Meaning.LOOKASIDE, _enters_debugger))
+
+def _fold_re(state, fn, args, kwargs):
+    """re.compile / re.search ... on constant patterns, strings and flags: pure (a Pattern and a Match are
+    immutable), folded to constants; anything else declines and breaks as a standard-library call."""
+    a = [v.constant() for v in args]
+    k = {n: v.constant() for n, v in kwargs.items()}
+    if NOT_CONSTANT in a or NOT_CONSTANT in k.values() or any(callable(v) for v in (*a, *k.values())):
+        return NotImplemented
+    return const(fold(state, fn, *a, **k))
+
+
+_lookaside("re functions on constants", _fold_re, re.compile, re.search, re.match, re.fullmatch, re.findall,
+           re.split, re.sub, re.subn, re.escape)
+
 register_predicate(TORCH_OPERATOR, is_torch_operator, CallRule("torch operator", Meaning.GRAPH, _torch_call))
 register_predicate(NATIVE_LIBRARY, lambda fn: _native_root(fn) in _IO_STDLIB,
                    CallRule("standard-library I/O", Meaning.NATIVE, break_kind="print_or_io"))
