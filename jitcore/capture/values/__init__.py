@@ -239,7 +239,7 @@ for _getter_type in GETTER_TYPES:
 def _wrap_set(state, value, source):
     """A set or frozenset passed in: members and their iteration order guarded (SetMatch), so it is read,
     iterated and changed as a SetValue (changes written back as discards and adds)."""
-    if source is None or not all(type(m) in _SET_MEMBER_TYPES for m in value):
+    if source is None or len(value) > _SET_GUARD_LIMIT or not all(type(m) in _SET_MEMBER_TYPES for m in value):
         return _wrap_opaque(state, value, source)
     _guard(state, source, SetMatch(value))
     return SetValue([const(m) for m in value], source, set_type=type(value), state=state)
@@ -247,6 +247,8 @@ def _wrap_set(state, value, source):
 
 #: member types a set passed in may hold to be modelled (compared by value, guarded by SetMatch)
 _SET_MEMBER_TYPES = frozenset({int, str, float, bool, bytes, type(None)})
+#: larger sets stay opaque: SetMatch compares every member on every call
+_SET_GUARD_LIMIT = 256
 
 
 def _wrap_deque(state, value, source):
