@@ -20,6 +20,7 @@ from jitcore.guards import (
     Namespace,
     NoneMatch,
     NotNoneMatch,
+    SetMatch,
     TensorMatch,
     TypeMatch,
     compile_tree,
@@ -466,3 +467,22 @@ def test_namespace_binds_one_object_once():
     assert ns.constant(torch.float16, "dtype") != first
     assert ns.temp("dims") != ns.temp("dims")
     assert all(name.startswith("___") for name in ns)
+
+
+# --- SetMatch ---------------------------------------------------------------------------------------------------
+
+def test_set_match_hits_the_same_members_in_the_same_order_and_types():
+    members = {3, 1, "a"}
+    assert run(SetMatch(members), set(members)) == (True, [])
+    assert run(SetMatch(frozenset({1, 2})), frozenset({1, 2})) == (True, [])
+
+
+def test_set_match_misses_other_members_types_or_kinds():
+    assert run(SetMatch({1, 2}), {1, 3})[0] is False
+    assert run(SetMatch({1, 2}), {True, 2})[0] is False  # 1 == True, but the member's type changed
+    assert run(SetMatch({1, 2}), frozenset({1, 2})) == (False, ["v: expected a set, got frozenset"])
+
+
+def test_set_match_refuses_other_values():
+    with pytest.raises(TypeError):
+        SetMatch([1, 2])
