@@ -4,8 +4,8 @@ Each check states its cost, renders its test as Python source for guards/compile
 guards.render.Namespace), and explains a failure as expected against got. Imports the standard library, torch
 and guards.render only; never jitcore or bytecode.
 Entry points: Check and its subclasses TypeMatch, IdMatch, EqualsMatch, NoneMatch, NotNoneMatch, LengthMatch,
-HasAttrMatch, DictKeysMatch, SetMatch, NamespaceEntryMatch (root), TensorMatch, GlobalStateMatch; relations between values:
-Relation and its subclasses SameObject, DistinctObjects.
+HasAttrMatch, DictKeysMatch, SetMatch, NamespaceEntryMatch (root), TensorMatch, GlobalStateMatch; relations between
+values: Relation and its subclasses SameObject, DistinctObjects.
 """
 
 from __future__ import annotations
