@@ -15,11 +15,11 @@ opcodes/generators.py) receives it as its result.
 """
 from __future__ import annotations
 
-from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.breaks import GraphBreak, TracedException
 from jitcore.capture.values.base import MethodCallValue
 from jitcore.capture.values.lazy_iterator import OnDemand
 from jitcore.capture.values.constant import const
-from jitcore.capture.values.exception import (ExceptionValue, TracedException, chain_context, exception_of)
+from jitcore.capture.values.exception import ExceptionValue, chain_context, exception_of
 
 __all__ = ["GeneratorValue", "close_iterator", "MAX_YIELDS"]
 
