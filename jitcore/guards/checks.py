@@ -4,7 +4,7 @@ Each check states its cost, renders its test as Python source for guards/compile
 guards.render.Namespace), and explains a failure as expected against got. Imports the standard library, torch
 and guards.render only; never jitcore or bytecode.
 Entry points: Check and its subclasses TypeMatch, IdMatch, EqualsMatch, NoneMatch, NotNoneMatch, LengthMatch,
-HasAttrMatch, DictKeysMatch, SetMatch, NamespaceEntryMatch (root), TensorMatch, GlobalStateMatch; relations between
+HasAttrMatch, DictKeysMatch, SetMatch, ReduceMatch, NamespaceEntryMatch (root), TensorMatch, GlobalStateMatch; relations between
 values: Relation and its subclasses SameObject, DistinctObjects.
 """
 
@@ -35,6 +35,7 @@ __all__ = [
     "NamespaceEntryMatch",
     "NoneMatch",
     "NotNoneMatch",
+    "ReduceMatch",
     "SetMatch",
     "TypeMatch",
 ]
@@ -372,6 +373,35 @@ class SetMatch(Check):
 
     def _key(self) -> tuple:
         return (self.set_type, _value_key(self.members))
+
+
+class ReduceMatch(Check):
+    """`type(v) is T and v.__reduce__()[1] == args`, args of the same types: an immutable object rebuilt from
+    its type and constant arguments (operator.itemgetter(1), attrgetter("a.b"), methodcaller("mul", 4)) is the
+    same behaviour whichever object it is, so a new one made for each call matches."""
+
+    __slots__ = ("obj_type", "args")
+    cost = 4
+
+    def __init__(self, obj_type: type, args: tuple) -> None:
+        self.obj_type = obj_type
+        self.args = tuple(args)
+
+    def render(self, var: str, ns: Namespace) -> str:
+        kind = constant_source(self.obj_type, ns, "t")
+        return f"type({var}) is {kind} and " + " and ".join(_equals_terms(f"{var}.__reduce__()[1]", self.args, ns))
+
+    def explain(self, value: object) -> str | None:
+        if type(value) is not self.obj_type:
+            return f"expected a {type_name(self.obj_type)}, got {type_name(type(value))}"
+        got = value.__reduce__()[1]
+        return None if same_value(self.args, got) else f"changed {short_repr(self.args)} -> {short_repr(got)}"
+
+    def describe(self) -> str:
+        return f"ReduceMatch({type_name(self.obj_type)}{short_repr(self.args)})"
+
+    def _key(self) -> tuple:
+        return (self.obj_type, _value_key(self.args))
 
 
 class LengthMatch(Check):

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 import jitcore as jit
-from tests.support import check_against_eager, check_registered_against_eager, randn
+from tests.support import CountingBackend, check_against_eager, check_registered_against_eager, randn
 
 
 def one_graph_both_doors(fn, *arg_sets):
@@ -42,14 +42,17 @@ def test_getters_passed_in_are_called_in_the_graph():
     one_graph_both_doors(f, (randn(3, seed=1), PICK, FIELD, SCALE, ADD, Outer()))
 
 
-def test_another_getter_passed_in_recompiles():
+def test_a_getter_with_other_arguments_recompiles_a_new_equal_one_does_not():
     def f(x, g):
         return g([x, x * 2, x * 3])
 
-    compiled = jit.compile(f, backend="eager")
+    counting = CountingBackend()
+    compiled = jit.compile(f, backend=counting)
     x = randn(3, seed=1)
-    for getter in (operator.itemgetter(1), operator.itemgetter(2), operator.itemgetter(0)):
+    for getter in (operator.itemgetter(1), operator.itemgetter(1), operator.itemgetter(2), operator.itemgetter(0),
+                   operator.methodcaller("__getitem__", 1), operator.methodcaller("__getitem__", 1)):
         torch.testing.assert_close(compiled(x, getter), f(x, getter))
+    assert counting.graph_count == 4
 
 
 def test_a_getter_passed_in_and_returned_is_the_same_object():

@@ -20,6 +20,7 @@ from jitcore.guards import (
     Namespace,
     NoneMatch,
     NotNoneMatch,
+    ReduceMatch,
     SetMatch,
     TensorMatch,
     TypeMatch,
@@ -486,3 +487,15 @@ def test_set_match_misses_other_members_types_or_kinds():
 def test_set_match_refuses_other_values():
     with pytest.raises(TypeError):
         SetMatch([1, 2])
+
+
+# --- ReduceMatch ------------------------------------------------------------------------------------------------
+
+def test_reduce_match_hits_an_equal_getter_and_misses_other_arguments_or_types():
+    import operator
+
+    check = ReduceMatch(operator.itemgetter, (1,))
+    assert run(check, operator.itemgetter(1)) == (True, [])
+    assert run(check, operator.itemgetter(2))[0] is False
+    assert run(check, operator.itemgetter(True))[0] is False  # 1 == True, but not the same argument
+    assert run(check, operator.attrgetter("a")) == (False, ["v: expected a itemgetter, got attrgetter"])

@@ -14,7 +14,8 @@ import types
 
 import torch
 
-from jitcore.guards import TensorMatch, TypeMatch, IdMatch, EqualsMatch, LengthMatch, DictKeysMatch, SetMatch
+from jitcore.guards import (TensorMatch, TypeMatch, IdMatch, EqualsMatch, LengthMatch, DictKeysMatch, SetMatch,
+                            ReduceMatch)
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import ItemSource, AttrSource, ModuleDictSource
 from jitcore.capture.values import constructors, torch_rules  # noqa: F401 (they register their call rules)
@@ -225,8 +226,13 @@ _BY_TYPE[functools.partial] = _wrap_partial
 
 
 def _wrap_getter(state, value, source):
-    """operator.itemgetter / attrgetter / methodcaller passed in: immutable, compared by identity."""
-    _guard(state, source, IdMatch(value))
+    """operator.itemgetter / attrgetter / methodcaller passed in: immutable, so one made with the same constant
+    arguments behaves the same (ReduceMatch: a new getter per call does not recompile); else by identity."""
+    maker, args = value.__reduce__()[:2]
+    if maker is type(value) and all(type(a) in (int, str, bool, float, type(None)) for a in args):
+        _guard(state, source, ReduceMatch(type(value), args))
+    else:
+        _guard(state, source, IdMatch(value))
     getter = getter_from_object(state, value)
     getter.source = source
     return getter
