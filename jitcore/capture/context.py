@@ -67,6 +67,9 @@ class CaptureContext:
         self.count_visits = True
         #: guard paths of ints that are graph inputs rather than constants (automatic dynamic)
         self.dynamic_paths = frozenset()
+        #: guard paths of objects captured by type and structure rather than identity, with everything read through
+        #: them (Note [Instances shared by structure])
+        self.structural_paths = frozenset()
         #: traced exceptions being handled, innermost last (what sys.exc_info() would report)
         self.exc_stack: list = []
         #: for each handler running, the root-frame (offset, visit) its exception came from: a graph break
@@ -100,6 +103,15 @@ class CaptureContext:
             return
         self._guard_keys.add(key)
         self.guards.append((source, check))
+
+    def by_structure(self, source) -> bool:
+        """Is the object read from `source` captured by structure (its path, or one it was read through, is
+        structural)?"""
+        paths = self.structural_paths
+        if not paths or source is None:
+            return False
+        path = source.path
+        return any(path[:end] in paths for end in range(1, len(path) + 1))
 
     def guard_same(self, first, source) -> None:
         """`source` reaches the object first read from `first`: the capture has one value for both."""

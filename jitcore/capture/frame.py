@@ -54,11 +54,12 @@ class Captured:
 
 
 def capture_frame(code, fn_globals, closure, args: dict, fn_name: str, dynamic_paths=frozenset(),
-                  shape_choice=None) -> Captured:
+                  shape_choice=None, structural_paths=frozenset()) -> Captured:
     """`dynamic_paths`: guard paths of numbers captured as graph inputs; `shape_choice` (capture/shapes.py): which
-    tensor dims get symbolic sizes."""
+    tensor dims get symbolic sizes; `structural_paths`: guard paths of modules and functions captured by type and
+    structure instead of identity (Note [Instances shared by structure])."""
     start = time.perf_counter()
-    attempt = (code, fn_globals, closure, args, fn_name, start, dynamic_paths, shape_choice)
+    attempt = (code, fn_globals, closure, args, fn_name, start, (dynamic_paths, structural_paths), shape_choice)
     with quiet_fake_failures():
         return _capture(attempt, code)
 
@@ -76,9 +77,9 @@ def _capture(attempt, code) -> Captured:
             raise brk from None
 
 
-def _attempt(code, fn_globals, closure, args, fn_name, start, dynamic_paths, shape_choice, stop) -> Captured:
+def _attempt(code, fn_globals, closure, args, fn_name, start, paths, shape_choice, stop) -> Captured:
     ctx = CaptureContext(code, fn_globals, fn_name, closure)
-    ctx.dynamic_paths = dynamic_paths
+    ctx.dynamic_paths, ctx.structural_paths = paths
     ctx.graph.shape_choice = shape_choice
     if stop is not None:
         ctx.stop_at = stop[:2]

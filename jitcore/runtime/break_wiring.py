@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 from torch.fx.experimental.symbolic_shapes import is_concrete_int
 
+from jitcore.capture.values.base import Value
 from jitcore.capture.values.symint import SymIntValue
 from jitcore.capture.values.tensor import TensorValue
 from jitcore.codegen.resume import resume_origin
@@ -22,16 +23,20 @@ __all__ = ["break_steps", "FrameResumes"]
 class FrameResumes:
     """codegen.steps.ResumeFactory for frames of one original code, run with these globals and options."""
 
-    def __init__(self, original, fn_globals, options, inherited=None):
+    def __init__(self, original, fn_globals, options, inherited=None, structural=frozenset()):
         self.original = original
         self.globals = fn_globals
         self.options = options
         #: live locals that were dynamic in the capture that broke: {name: symbolic dims, or None for a number}
         self.inherited = inherited or {}
+        #: the live locals the capture held by structure or made itself: Note [Instances shared by structure]
+        self.structural = structural
 
     def resume(self, target: int, kinds: tuple, names: tuple):
         inherited = {name: self.inherited[name] for name in names if name in self.inherited}
-        return resume_function(self.original, self.globals, target, kinds, names, self.options, inherited)
+        structural = tuple(name for name in names if name in self.structural)
+        return resume_function(self.original, self.globals, target, kinds, names, self.options, inherited,
+                               structural)
 
     def step(self, target: int, kinds: tuple, names: tuple, tails: dict):
         return step_function(self.original, self.globals, target, kinds, names, tails)
@@ -42,8 +47,20 @@ class FrameResumes:
 
 def break_steps(code, fn_globals, captured, options) -> BreakSteps:
     original, _ = resume_origin(code)
-    resumes = FrameResumes(original, fn_globals, options, _dynamic_locals(captured.break_point.locals))
+    point = captured.break_point
+    resumes = FrameResumes(original, fn_globals, options, _dynamic_locals(point.locals),
+                           _structural_names(point, captured.ctx))
     return BreakSteps(code, resumes, has_prefix=captured.gm is not None)
+
+
+def _structural_names(point, ctx) -> frozenset:
+    """The live locals a resume function receives that this capture made itself (a new object on every call: a
+    module built inside, a nested function, a container holding them) or held by structure: the resume function
+    captures them, and what it reads through them, by structure from its first call instead of recompiling once
+    per object (Note [Instances shared by structure]). A value left on the stack is learnt by the resume function's
+    policy at its first miss instead."""
+    return frozenset(name for name, value in point.locals.items() if isinstance(value, Value) and (
+        value.source is None or ctx.by_structure(value.source)))
 
 
 def _dynamic_locals(live: dict) -> dict:

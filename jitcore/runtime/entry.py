@@ -69,11 +69,12 @@ class EntryAssembly:
         tree = guard_tree_of(collected)
         return guards.compile_tree(tree, list(self.params), self.globals, self.builtins, examples)
 
-    def module_state(self, collected, args, cells) -> ModuleState:
-        """The collected guards with the checks on module state folded into one, read from the live call."""
+    def module_state(self, collected, args, cells, structural=frozenset()) -> ModuleState:
+        """The collected guards with the checks on module state folded into one, read from the live call; the
+        checks on paths captured by structure are left as they are (the batch pins objects by identity)."""
         read = source_reader(self.params, args, cells, self.globals, self.builtins)
         pinned: dict = {}
-        batched = batch_module_guards(collected, read, pinned)
+        batched = batch_module_guards(collected, read, pinned, structural)
         owners = pinned.pop(None, [])
         return ModuleState(batched, pinned, owners)
 

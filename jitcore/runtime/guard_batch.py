@@ -13,7 +13,7 @@ import torch
 
 from jitcore.guards import BatchIdentityMatch, DictKeysMatch, EqualsMatch, IdMatch, InstanceDictAbsent, LengthMatch, TensorMatch
 from jitcore.guards.tree import read_step
-from jitcore.capture.sources import AttrSource, ModuleDictSource, ModuleGlobalSource
+from jitcore.capture.sources import AttrSource, ModuleDictSource, ModuleGlobalSource, Source
 
 __all__ = ["batch_module_guards", "source_reader"]
 
@@ -45,14 +45,19 @@ def source_reader(params, args, cells, fn_globals, builtins):
     return read
 
 
-def batch_module_guards(collected: list, read, pinned: dict | None = None) -> list:
+def batch_module_guards(collected: list, read, pinned: dict | None = None, structural=frozenset()) -> list:
     """collected (source, check) pairs -> the same guards with module-state checks folded into one.
 
     `pinned`, when given, receives source -> object for every tensor the batch pins by identity: an entry may
     pass those objects to its graph directly instead of reloading them through the module tree on every call.
+    Checks on a path under `structural` (modules captured by structure: Note [Instances shared by structure])
+    stay as they are: they must pass for every instance, not the one the batch would pin.
     """
     tensors, others, empty, keyed, kept, owners, absent = [], [], [], [], [], [], []
     for source, check in collected:
+        if structural and source is not None and _under(source, structural):
+            kept.append((source, check))
+            continue
         if source is None and isinstance(check, InstanceDictAbsent) and isinstance(check.obj, torch.nn.Module):
             absent.append((check.obj.__dict__, check.key, check.label))
             owners.append(check.obj)
@@ -89,6 +94,14 @@ def batch_module_guards(collected: list, read, pinned: dict | None = None) -> li
         keyed_names=[n for _, _, n in keyed], absent=[d for d, _, _ in absent],
         absent_keys=[k for _, k, _ in absent], absent_names=[n for _, _, n in absent])
     return kept + [(None, batch)]
+
+
+def _under(source, structural) -> bool:
+    """Is the source's path, or a path it reads through, structural? (a shape Relation names several sources)"""
+    if not isinstance(source, Source):
+        return False
+    path = source.path
+    return any(path[:end] in structural for end in range(1, len(path) + 1))
 
 
 def _owner(source, read):

@@ -77,7 +77,7 @@ class CompilePipeline:
         try:
             dynamic = self.policy.dynamic()
             captured = capture_frame(self.code, self.globals, cells, dict(zip(self.params, args)), self.name,
-                                     dynamic.numbers, dynamic.shapes)
+                                     dynamic.numbers, dynamic.shapes, dynamic.structural)
         except GraphBreak as brk:
             return self._unresumable(brk)
         except CaptureInternalError as exc:
@@ -167,7 +167,7 @@ class CompilePipeline:
         started = time.perf_counter()
         made = []  # the entry, for the callbacks of its generated code
         try:
-            state = self.assembly.module_state(captured.guards, args, cells)
+            state = self.assembly.module_state(captured.guards, args, cells, captured.ctx.structural_paths)
             steps = None
             if captured.break_point is not None:
                 steps = break_steps(self.code, self.globals, captured, self.options)

@@ -13,10 +13,18 @@ input whose TensorMatch failed, not only the first) get symbolic sizes in every 
 `x.shape[0] changed 4 -> 7: now dynamic`. `dynamic=True` makes every dim of every input dynamic from the first
 call, `dynamic=False` none (marks ignored). Parameters and buffers stay static; `jit.mark_dynamic`,
 `maybe_mark_dynamic` and `mark_static` are read from the tensors by capture (capture/shapes.py).
+
+Module instances are learnt the same way (`Dynamic.structural`): an entry that missed because a module or a
+function on some path is another object of the same kind makes that path structural, so the next capture guards the
+object by type and structure, and one entry serves every instance (Note [Instances shared by structure],
+capture/values/module.py); under any `dynamic` setting.
 """
 from __future__ import annotations
 
 import dataclasses
+import types
+
+import torch
 
 from jitcore.guards import (BatchIdentityMatch, EqualsMatch, IdMatch, IntPredicateMatch, ShapeRelationMatch,
                             TensorMatch, TypeMatch)
@@ -33,6 +41,8 @@ class Dynamic:
     numbers: frozenset = frozenset()
     #: which tensor dims get symbolic sizes
     shapes: ShapeChoice = ShapeChoice()
+    #: guard paths of modules and functions captured by type and structure instead of identity
+    structural: frozenset = frozenset()
 
 
 class RecompilePolicy:
@@ -56,6 +66,8 @@ class RecompilePolicy:
         self.varied_dims: frozenset = frozenset()
         #: why each varied dim is dynamic, for reports: (path, dim) -> message
         self.dim_reasons: dict = {}
+        #: guard paths of modules and functions whose identity changed between calls: captured by structure
+        self.structural_paths: frozenset = frozenset()
 
     def full(self, entries) -> bool:
         return len(entries) >= self.limit
@@ -69,14 +81,19 @@ class RecompilePolicy:
             learnt = self._learn_dims(entries, args, cells)
             self._report_recompile(entries, args, cells, learnt)
             self._learn(entries, args, cells)
+            self._learn_structural(entries, args, cells)
         return True
 
     def dynamic(self) -> Dynamic:
-        return Dynamic(self.dynamic_paths, ShapeChoice(self.shape_mode, self.varied_dims))
+        return Dynamic(self.dynamic_paths, ShapeChoice(self.shape_mode, self.varied_dims), self.structural_paths)
 
-    def inherit(self, dynamic_locals: dict) -> None:
+    def inherit(self, dynamic_locals: dict, structural_names=()) -> None:
         """A resume function's policy takes over what the frame that broke into it had made dynamic: tensor dims
-        ({name: dims}) and numbers ({name: None}) of the live locals it receives as arguments."""
+        ({name: dims}) and numbers ({name: None}) of the live locals it receives as arguments; and the arguments it
+        receives that the frame held by structure or made itself (`structural_names`), captured by structure from
+        the first call."""
+        if structural_names:
+            self.structural_paths = self.structural_paths | {(("local", name),) for name in structural_names}
         if self.shape_mode is not None:
             return
         for name, dims in dynamic_locals.items():
@@ -123,6 +140,17 @@ class RecompilePolicy:
                         self.float_paths = self.float_paths | {path}
         if changed:
             self.dynamic_paths = self.dynamic_paths | changed
+
+    def _learn_structural(self, entries, args, cells) -> None:
+        """A module or Python function whose identity made an entry miss (another instance of the same kind, or
+        the one compiled for is gone) is captured by structure from now on, with everything read through it."""
+        learnt = set()
+        for entry in entries:
+            for path, _, check, value, _ in entry.guard_function.failed_checks(args, cells):
+                if path and isinstance(check, IdMatch) and isinstance(value, (torch.nn.Module, types.FunctionType)):
+                    learnt.add(path)
+        if learnt:
+            self.structural_paths = self.structural_paths | learnt
 
     def _learn_dims(self, entries, args, cells) -> list:
         """Automatic dynamic shapes: every dim whose size made a TensorMatch fail (in any entry, for every input)

@@ -47,24 +47,26 @@ def use_makers(new_cache, compiled_function) -> None:
     _MAKERS.compiled_function = compiled_function
 
 
-def resume_function(original, fn_globals, target: int, kinds: tuple, names: tuple, options, inherited=None):
+def resume_function(original, fn_globals, target: int, kinds: tuple, names: tuple, options, inherited=None,
+                    structural=()):
     """`inherited`: what the capture that breaks here had made dynamic in the live locals ({name: dims} of tensors
     with symbolic sizes, {name: None} for symbolic numbers); the resume function's shape policy takes it over,
-    so it does not learn each size again."""
+    so it does not learn each size again. `structural`: the names of arguments it captures by structure (Note
+    [Instances shared by structure])."""
     per_code = _RESUMES.setdefault(original, {})
     key = (target, kinds, names, options)
     found = per_code.get(key)
     if found is not None:
-        if inherited:
-            _RESUME_POLICIES.setdefault(original, {})[key].inherit(inherited)
+        if inherited or structural:
+            _RESUME_POLICIES.setdefault(original, {})[key].inherit(inherited or {}, structural)
         return found
     # Note [Resume codes carry the user's names] (codegen/resume.py)
     label = original.co_name
     code = resume_code(original, target, kinds, names)
     cache = _MAKERS.new_cache(code, fn_globals, options)
     _RESUME_POLICIES.setdefault(original, {})[key] = cache.policy
-    if inherited:
-        cache.policy.inherit(inherited)
+    if inherited or structural:
+        cache.policy.inherit(inherited or {}, structural)
     prologue = build_prologue_code(code, cache.dispatch)
     if original.co_freevars:
         def make(cells, _code=prologue, _globals=fn_globals, _label=label):

@@ -27,12 +27,13 @@ from jitcore.capture.values.base import Value, NOT_CONSTANT, NULL, NullValue
 from jitcore.capture.values.builtins import BuiltinValue
 from jitcore.capture.values.call_rules import Meaning, first_rule
 from jitcore.capture.values.constant import ConstantValue, CONSTANT_TYPES, const
-from jitcore.capture.values.function import LookasideValue, UserFunctionValue, TorchFunctionValue, UserMethodValue
+from jitcore.capture.values.function import (LookasideValue, UserFunctionValue, TorchFunctionValue, UserMethodValue,
+                                             structural_function)
 from jitcore.capture.values.partial import PartialValue
 from jitcore.capture.values.getters import GETTER_TYPES, getter_from_object
 from jitcore.capture.values.user_object import UserObjectValue, is_plain_instance
 from jitcore.capture.values.mapping import DictValue
-from jitcore.capture.values.module import ModuleValue
+from jitcore.capture.values.module import ModuleValue, structural_module
 from jitcore.capture.values.objects import PythonModuleValue, ClassValue, is_trusted_module
 from jitcore.capture.values.opaque import OpaqueValue, NativeFunctionValue
 from jitcore.capture.values.sequence import TupleValue, ListValue
@@ -111,6 +112,8 @@ def _wrap_dict(state, value, source):
 
 
 def _wrap_module(state, value, source):
+    if state.ctx.by_structure(source):
+        return structural_module(state, value, source)
     _guard(state, source, IdMatch(value))
     return ModuleValue(value, source)
 
@@ -134,6 +137,10 @@ def _wrap_callable(state, value, source):
         # a builtin method bound to an instance is a fresh object on every read: identity never matches
         _guard(state, source, TypeMatch(type(value)))
         return OpaqueValue(value, source)
+    if type(value) is types.FunctionType and state.ctx.by_structure(source) and (
+            rule is None or rule.meaning is Meaning.INLINE):
+        # a function made by each call (a lambda, a closure) shared by code: Note [Instances shared by structure]
+        return structural_function(state, value, source)
     _guard(state, source, IdMatch(value))
     if rule is None:  # a callable no rule claims (a Cython function): not looked into
         return OpaqueValue(value, source)
@@ -273,14 +280,14 @@ _MUTABLE_KINDS = frozenset({_wrap_tensor, _wrap_list, _wrap_dict, _wrap_opaque, 
                             _wrap_deque})
 
 
-def _identity_kind(wrapper, source):
+def _identity_kind(wrapper, source, ctx):
     """How wrap() treats the identity of an object read from `source` with `wrapper`: None (a value or an object
     guarded by identity anyway), "same" (shared when reached twice), "distinct" (also guarded to stay distinct from
     the others: capture modelled it as its own object). Modules are guarded by identity, parameters and buffers with
-    the module state."""
+    the module state; captured by structure, neither is pinned, so they are kept distinct like any input."""
     if wrapper not in _MUTABLE_KINDS:
         return None
-    if wrapper is _wrap_module or isinstance(source, ModuleDictSource):
+    if (wrapper is _wrap_module or isinstance(source, ModuleDictSource)) and not ctx.by_structure(source):
         return "same"
     return "distinct"
 

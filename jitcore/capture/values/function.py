@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import types
 
+from jitcore.guards import DictKeysMatch, IdMatch, TypeMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource
 from jitcore.capture.values.base import Value, KnownObjectValue
@@ -15,7 +16,8 @@ from jitcore.capture.values.constant import const
 from jitcore.capture.values.wrapping import wrap
 from jitcore.capture.values.sequence import TupleValue
 
-__all__ = ["LookasideValue", "UserFunctionValue", "TorchFunctionValue", "UserMethodValue", "NestedFunctionValue"]
+__all__ = ["LookasideValue", "UserFunctionValue", "TorchFunctionValue", "UserMethodValue", "NestedFunctionValue",
+           "structural_function"]
 
 
 class LookasideValue(KnownObjectValue):
@@ -51,6 +53,31 @@ class UserFunctionValue(KnownObjectValue):
 
     def compiled_callee(self, state, compilable):
         return (self.fn, None) if compilable(self.fn) else None
+
+
+class _StructuralFunctionValue(UserFunctionValue):
+    """A Python function captured by type and code rather than identity (each call makes its own: a lambda, a
+    closure): Note [Instances shared by structure]. Its names are read on their sources, not folded."""
+
+    __slots__ = ()
+
+    def getattr(self, state, name):
+        if name in ("__name__", "__qualname__", "__module__", "__doc__"):
+            return wrap(state, getattr(self.fn, name), AttrSource(self.source, name))
+        return super().getattr(state, name)
+
+
+def structural_function(state, fn, source):
+    """The value of a function on a structural path: the same type, code and globals, the same attributes in its
+    own dict (jit.disable's mark, functools.wraps' `__wrapped__`); defaults and closure cells are read on their
+    sources when it is inlined."""
+    ctx = state.ctx
+    ctx.guard(source, TypeMatch(type(fn)))
+    ctx.guard(AttrSource(source, "__code__"), IdMatch(fn.__code__))
+    ctx.guard(AttrSource(source, "__globals__"), IdMatch(fn.__globals__))
+    ctx.guard(AttrSource(source, "__dict__"), DictKeysMatch(tuple(fn.__dict__)))
+    ctx.guard_distinct(source)
+    return _StructuralFunctionValue(fn, source)
 
 
 #: a function's attributes that decide what calling it runs: writing one is not a plain attribute

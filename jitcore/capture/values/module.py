@@ -1,7 +1,9 @@
 """torch.nn.Module instances: parameters and buffers become graph inputs, calls inline `forward`.
 
-A module is guarded by identity; what the graph reads from it (a constant attribute, a parameter, `training`) is
-guarded on its own source. Parameters, buffers and submodules are read from the module's dicts directly.
+A module is guarded by identity, or, on a path the recompile policy made structural, by type and structure
+(`structural_module`, Note [Instances shared by structure]); what the graph reads from it (a constant attribute, a
+parameter, `training`) is guarded on its own source. Parameters, buffers and submodules are read from the module's
+dicts directly.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import types
 import torch
 from torch.nn.modules import module as _module_impl
 
-from jitcore.guards import DictKeysMatch, InstanceDictAbsent, LengthMatch
+from jitcore.guards import DictKeysMatch, InstanceDictAbsent, LengthMatch, TypeMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource, ItemSource, ModuleDictSource
 from jitcore.capture.values.base import Value, MethodCallValue, NOT_CONSTANT
@@ -24,7 +26,7 @@ from jitcore.capture.values.user_object import _class_attribute
 from jitcore.capture.values.wrapping import wrap
 
 __all__ = ["ModuleValue", "NewModuleValue", "new_module_argument", "NOT_REAL", "check_stateless", "WrapperCall",
-           "DDP_CALL", "FSDP_CALL"]
+           "DDP_CALL", "FSDP_CALL", "structural_module"]
 
 _HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 _GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
@@ -67,12 +69,45 @@ def _wrapper_kind(module):
 # under DDP the wrapped module's graph is split at DDP's gradient buckets.
 
 
-class ModuleValue(Value):
-    __slots__ = ("module",)
+# Note [Instances shared by structure]
+# A module guarded by identity gets one cache entry per instance: a break inside a block repeated twelve times
+# (a transformer layer) makes twelve entries, and past cache_limit the rest run natively. Like automatic dynamic
+# shapes, the recompile policy learns from a miss: when an IdMatch on a module (or a function) failed, its guard
+# path becomes *structural* (runtime/policy.py `_learn_structural`), and so does a live local of a resume function
+# that the frame before the break made itself or already held by structure (runtime/break_wiring.py), so an object
+# made by each call (`loss_fct = nn.CrossEntropyLoss()`, a lambda) is never guarded by identity. Capture then wraps
+# the object on that path, and everything read through it, by structure:
+# - the module's exact type, the keys of its instance dict (so which attributes live on the instance, not the class,
+#   as InstanceDictAbsent did for one object), and the keys of `_parameters`, `_buffers` and `_modules`;
+# - what the trace reads from it on its own source, as before: a hyper-parameter (`self.eps`, `training`) by value,
+#   a submodule by structure again, a parameter or buffer by TensorMatch (shape, dtype, requires_grad) as a graph
+#   input reloaded on every call (never pinned), hook dicts by length, class lookups on the class;
+# - modules, parameters and buffers reached this way are guarded distinct from each other (identity no longer says
+#   so), and an object reached twice is one value guarded `is`, as for any input.
+# runtime/guard_batch.py leaves these checks alone: it pins objects by identity. A function on a structural path is
+# guarded by type and code (values/function.py `structural_function`); its closure cells are read on their sources.
 
-    def __init__(self, module, source=None):
+
+def structural_module(state, module, source):
+    """The value of a module captured by structure (Note [Instances shared by structure])."""
+    ctx = state.ctx
+    ctx.guard(source, TypeMatch(type(module)))
+    d = module.__dict__
+    ctx.guard(AttrSource(source, "__dict__"), DictKeysMatch(tuple(d)))
+    for name in ("_parameters", "_buffers", "_modules"):
+        if type(d.get(name)) is dict:
+            ctx.guard(AttrSource(source, name), DictKeysMatch(tuple(d[name])))
+    return ModuleValue(module, source, structural=True)
+
+
+class ModuleValue(Value):
+    __slots__ = ("module", "structural")
+
+    def __init__(self, module, source=None, structural=False):
         super().__init__(source)
         self.module = module
+        #: guarded by structure rather than identity: its instance dict's keys are guarded as a whole
+        self.structural = structural
 
     def python_type(self):
         return type(self.module)
@@ -116,7 +151,10 @@ class ModuleValue(Value):
 
     def _guard_not_on_instance(self, state, name):
         """What capture found on the class stays so while the instance's own dict lacks the name (`m.forward = g`
-        assigned later); batched with the module state."""
+        assigned later); batched with the module state. A module captured by structure has its instance dict's keys
+        guarded already."""
+        if self.structural:
+            return
         state.ctx.guard(None, InstanceDictAbsent(self.module, name, f"{self._name()}.{name}"))
 
     def _name(self):

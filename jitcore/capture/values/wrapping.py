@@ -16,7 +16,7 @@ _BY_PREDICATE: list = []
 _FALLBACK: list = []
 
 
-#: identity_kind(wrapper, source) -> None / "same" / "distinct" (see values/__init__.py _identity_kind)
+#: identity_kind(wrapper, source, ctx) -> None / "same" / "distinct" (see values/__init__.py _identity_kind)
 _IDENTITY_KIND: list = []
 
 
@@ -42,7 +42,7 @@ def wrap(state, value, source):
                 break
         else:
             wrapper = _FALLBACK[0]
-    kind = _IDENTITY_KIND[0](wrapper, source) if source is not None else None
+    kind = _IDENTITY_KIND[0](wrapper, source, state.ctx) if source is not None else None
     if kind is not None:
         seen = state.ctx.by_identity.get(id(value))
         if seen is not None and seen[0] is value:
