@@ -3,7 +3,8 @@
 On a miss, `FrameCache` asks its recompile policy (runtime/policy.py) whether a new entry may be made and has the
 compile pipeline (runtime/pipeline.py) make it: a compiled entry, or a *native* one that runs the original body
 under the guards gathered so far (a frame that cannot be captured is not captured again for the same guards). Past
-`cache_limit` a call runs natively. Entries are assembled by runtime/entry.py.
+`cache_limit` a call runs natively, at no more than the cost of the dispatch (Note [Past the cache limit]). Entries
+are assembled by runtime/entry.py.
 """
 from __future__ import annotations
 
@@ -33,6 +34,20 @@ class Options:
     cache_limit: int = 8
 
 
+# Note [Past the cache limit]
+# A full cache makes no more entries, so a miss there can only run natively. Two things keep that cheap:
+# - The miss path of a full cache returns FALLTHROUGH at once: no lock, no second walk over the entries' guards (a
+#   thread racing with the last append at worst runs one call natively, which is always right).
+# - The dispatcher counts its calls from then on (one increment); every PAST_LIMIT_WINDOW calls the misses are
+#   compared with the calls. Where most calls of a window missed, trying the entries costs more than it saves: the
+#   frame *gives up* and its dispatcher runs the original body without trying any entry (reported once). Where most
+#   hit, the entries are kept and the next window is counted. `clear()` (jit.reset()) starts over.
+# Giving up only ever runs the frame natively, which is always sound; it loses the hits of the remaining calls.
+
+#: calls counted past the cache limit before deciding whether the frame gives up
+PAST_LIMIT_WINDOW = 32
+
+
 class FrameCache:
     def __init__(self, code, fn_globals, options: Options, original=None, gate=None):
         self.code = code
@@ -46,6 +61,9 @@ class FrameCache:
         self.policy = RecompilePolicy(code, where, options)
         self.pipeline = CompilePipeline(code, fn_globals, self.params, options, where, self.policy, self._retire)
         self.dispatcher = Dispatcher(code, self.params, self.miss, original, gate)
+        #: past the limit: [calls] the dispatcher counts, and the misses among them (Note [Past the cache limit])
+        self._calls: list | None = None
+        self._misses = 0
 
     @property
     def dispatch(self):
@@ -53,6 +71,9 @@ class FrameCache:
 
     def miss(self, args: tuple, cells):
         """Capture for these arguments (or decline), then run this call."""
+        if self._calls is not None:
+            self._missed_past_limit()
+            return FALLTHROUGH
         entry = self._entry_for(args, cells)
         # run outside the lock: the call may block on other threads that call compiled code (Note [Threads])
         return FALLTHROUGH if entry is None else entry.run(*args, cells)
@@ -70,11 +91,28 @@ class FrameCache:
                 if entry.guard_check(*args, cells):
                     return entry
             if not self.policy.admit(self.entries, args, cells):
+                if self.policy.full(self.entries) and self._calls is None:
+                    self._calls, self._misses = [1], 1
+                    self.dispatcher.count_calls(self._calls, self.entries)
                 return None
             entry = self.pipeline.compile(args, cells)
             self.entries.append(entry)
             self.dispatcher.update(self.entries)
             return entry
+
+    def _missed_past_limit(self) -> None:
+        """Count a miss of a full cache; at the end of a window, give up where most calls missed."""
+        self._misses += 1
+        calls = self._calls[0]
+        if calls < PAST_LIMIT_WINDOW:
+            return
+        with self._lock:
+            if self._calls is None or self.dispatcher.native:
+                return
+            if self.policy.give_up(self._misses, calls):
+                self.dispatcher.go_native(True, self.entries)
+            else:
+                self._calls[0], self._misses = 0, 0
 
     def prepare(self, args: tuple, cells) -> None:
         """Make sure an entry exists for these arguments without running anything (first calls in enabled())."""
@@ -90,7 +128,8 @@ class FrameCache:
         with self._lock:
             self.entries.clear()
             self.policy.cleared()
-            self.dispatcher.update(self.entries)
+            self._calls, self._misses = None, 0
+            self.dispatcher.go_native(False, self.entries)
 
     def _retire(self, entry: Entry) -> None:
         """The entry runs natively from now on (a fault contained after it was made)."""

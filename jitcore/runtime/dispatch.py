@@ -79,6 +79,10 @@ class Dispatcher:
         #: for a module's forward swapped in place: the instances it runs compiled for (`in` answers live);
         #: every other instance of the class falls through to the original body. None: every call dispatches
         self.members = None
+        #: past the cache limit (Note [Past the cache limit], runtime/cache.py): a one-item list the dispatcher
+        #: counts its calls in, or None; `native`: the frame gave up, every call runs the original body
+        self.calls = None
+        self.native = False
         self.placeholders: dict = {}
         if original is not None:
             self._make_placeholders(code)
@@ -136,8 +140,13 @@ class Dispatcher:
                 lines.append(f"        {safe[name]} = ___orig.{attr}[{key!r}]")
             lines.append("    if ___orig.__code__ is not ___code:")
             lines.append(f"        return {self._call_original()}")
+        if self.calls is not None:
+            self.namespace["___calls"] = self.calls
+            lines.append("    ___calls[0] += 1")
         switch = _switch(self.params, entries) if len(entries) >= _SWITCH_MIN else None
-        if switch is not None:
+        if self.native:
+            lines.append("    ___r = ___FALLTHROUGH")
+        elif switch is not None:
             # entries that differ in one tensor's shape: the shape picks the candidates, so a hit costs about one
             # entry's checks however many entries there are (DESIGN §5: flat dispatch cost)
             index, table, fallback = switch
@@ -179,6 +188,18 @@ class Dispatcher:
     def admit_only(self, members, entries) -> None:
         """Dispatch only calls whose first argument (a module's `self`) is in `members`; regenerate."""
         self.members = members
+        self.update(entries)
+
+    def count_calls(self, calls: list, entries) -> None:
+        """Count every call in `calls[0]` (the cache is past its limit); regenerate."""
+        self.calls = calls
+        self.update(entries)
+
+    def go_native(self, native: bool, entries) -> None:
+        """Every call runs the original body without trying an entry (True), or dispatches again (False)."""
+        self.native = native
+        if not native:
+            self.calls = None
         self.update(entries)
 
     def update(self, entries) -> None:

@@ -121,6 +121,16 @@ class RecompilePolicy:
         self.dynamic_paths = self.dynamic_paths - self.float_paths
         return True
 
+    def give_up(self, misses: int, calls: int) -> bool:
+        """Past the limit, `misses` of the last `calls` calls matched no entry: should the frame stop trying its
+        entries and run natively (Note [Past the cache limit], runtime/cache.py)? Reported once when it does."""
+        if misses * 2 <= calls:
+            return False
+        events.emit("recompiles", f"{self.where}: {misses} of the last {calls} calls matched none of its "
+                    f"{self.limit} entries (cache_limit={self.limit}); it runs natively from now on, without "
+                    "trying them", key=("gave up", self.code), always=True, code=self.code, limit=self.limit)
+        return True
+
     def cleared(self) -> None:
         """The cache dropped its entries: the limit may be reported again; what was learnt stays."""
         self.limit_reported = False

@@ -172,6 +172,7 @@ def test_closures_recreated_per_call_are_each_intercepted(counting):
     for k in range(3):
         torch.testing.assert_close(results[2 * k], x + k)
         torch.testing.assert_close(results[2 * k + 1], x + k)
-    # one code, three closure values: the cell's contents are guarded, so each k gets its own graph
-    assert counting.graph_count == 3
+    # one code, three closure values: the cell's contents are guarded; the second value recompiles, and like any
+    # recompile (first calls in enabled() included) it makes the int a graph input: the third value reuses it
+    assert counting.graph_count == 2
     jit.unregister(make(0))
