@@ -18,7 +18,8 @@ __all__ = ["CaptureContext"]
 # An entry is reused for a later call only while every fact its capture relied on still holds. Each kind of fact
 # is either guarded where it is relied on, or not relied on:
 # - values read from a source: EqualsMatch (wrap); callables, classes, user modules: IdMatch (wrap); torch and the
-#   standard library's modules: TypeMatch, what is read from them on its own source;
+#   standard library's modules: TypeMatch, what is read from them on its own source; nn modules and functions on a
+#   structural path: type and structure (Note [Instances shared by structure], values/module.py);
 # - name resolution through classes: guard_class_lookup (the entry where found, absence before it in the MRO);
 #   an instance attribute is reloaded through getattr (not relied on); a module's instance dict lacking a name
 #   found on its class: InstanceDictAbsent; functions inlined without a source: FunctionMatch (code, defaults);
