@@ -26,6 +26,8 @@ def render_event(event, selected=frozenset()):
     try:
         if event.topic == "breaks" and "brk" in facts:
             return _break(code, facts["brk"], facts.get("resumed", False), facts.get("unresumable"))
+        if event.topic == "recompiles" and "gave_up" in facts:
+            return _gave_up(code, facts["gave_up"], facts["limit"])
         if event.topic == "recompiles" and "limit" in facts and "entries" not in facts:
             return _limit(code, facts.get("reasons", []), facts["limit"], facts.get("changing", []))
         if event.topic == "recompiles" and "reasons" in facts:
@@ -99,6 +101,17 @@ def limit_hint(changing, function: str) -> str:
         return (f"the Python value {name} keeps changing: pass it as a tensor, or keep it out of {function}(); "
                 f"or {raise_it}")
     return f"{raise_it}; otherwise keep the value that changes out of {function}()"
+
+
+def _gave_up(code, counts, limit):
+    frame = frame_of(code)
+    misses, calls = counts
+    items = [("at", frame.where),
+             ("what", f"{misses} of the last {calls} calls of {frame.label} matched none of its {limit} compiled "
+                      "variants; it runs natively from now on, without trying them"),
+             ("hint", "raise the limit (jit.compile(..., cache_limit=N)) or keep the changing value out of "
+                      f"{frame.function}(); jit.reset() starts over")]
+    return Group(header("cache limit", frame.label, "red"), Rows(items))
 
 
 def _fallback(code, facts):

@@ -128,7 +128,8 @@ class RecompilePolicy:
             return False
         events.emit("recompiles", f"{self.where}: {misses} of the last {calls} calls matched none of its "
                     f"{self.limit} entries (cache_limit={self.limit}); it runs natively from now on, without "
-                    "trying them", key=("gave up", self.code), always=True, code=self.code, limit=self.limit)
+                    "trying them", key=("gave up", self.code), always=True, code=self.code, limit=self.limit,
+                    gave_up=(misses, calls))
         return True
 
     def cleared(self) -> None:

@@ -172,3 +172,15 @@ def test_a_rendering_failure_falls_back_to_one_plain_line(monkeypatch, capsys):
     jit.compile(_prints, backend="eager")(torch.ones(2))
     err = capsys.readouterr().err
     assert "jitcore breaks: _prints: printing, logging and I/O have to run in Python" in err
+
+
+def _tagged(x, tag):
+    return x * 2 if tag.startswith("a") else x - 1
+
+
+def test_giving_up_past_the_limit_is_its_own_block():
+    compiled = jit.compile(_tagged, backend="eager", cache_limit=1)
+    text = _printed(80, lambda: [compiled(torch.ones(2), f"t{i}") for i in range(80)])
+    assert text.count("jitcore · cache limit  _tagged()") == 2
+    assert "matched none of its 1 compiled" in text and "without trying them" in text
+    _tidy(text, 80)
