@@ -166,3 +166,15 @@ def test_parameters_are_graph_inputs_of_the_structural_entry():
         c.lin.weight.add_(1.0)
     torch.testing.assert_close(compiled(c, x), run(c, x))
     assert counting.graph_count == 2
+
+
+def test_gradients_reach_each_instance_of_the_structural_entry():
+    eager_blocks, compiled_blocks = blocks(4), blocks(4)
+    compiled = jit.compile(run, backend="eager")
+    x = randn(2, 4)
+    for eager_block, compiled_block in zip(eager_blocks, compiled_blocks):
+        run(eager_block, x).sum().backward()
+        compiled(compiled_block, x).sum().backward()
+    for eager_block, compiled_block in zip(eager_blocks, compiled_blocks):
+        for (name, expected), (_, actual) in zip(eager_block.named_parameters(), compiled_block.named_parameters()):
+            torch.testing.assert_close(actual.grad, expected.grad, msg=name)
