@@ -136,7 +136,8 @@ def test_cache_limit_hint_for_changing_shapes_says_mark_dynamic_not_tensor():
 
 
 def test_cache_limit_hint_for_another_self_says_compile_the_instance_not_tensor():
-    f = jit.compile(_Lin.forward, backend="eager", cache_limit=2)
+    # with room for a second entry, another instance would share one entry by structure (no limit): limit 1
+    f = jit.compile(_Lin.forward, backend="eager", cache_limit=1)
     modules = [_Lin() for _ in range(4)]
     text = _limit_hint(lambda: [f(m, torch.ones(2)) for m in modules])
     assert "self is a different object in each call" in text and "jit.compile(module)" in text
