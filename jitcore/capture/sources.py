@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from jitcore.guards.iterators import remaining_items
+
 __all__ = ["Source", "LocalSource", "GlobalSource", "ModuleGlobalSource", "BuiltinSource", "CellSource",
-           "AttrSource", "ItemSource", "ModuleDictSource"]
+           "AttrSource", "ItemSource", "ModuleDictSource", "IteratorRestSource"]
 
 
 class Source:
@@ -172,3 +174,21 @@ class ModuleDictSource(Source):
 
     def emit(self, codegen):
         return f"{self.base.emit(codegen)}.{self.dict_name}[{self.key!r}]"
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class IteratorRestSource(Source):
+    """The items the iterator at `base` has not produced yet, as a tuple, read without advancing it
+    (guards.iterators.remaining_items)."""
+    base: Source
+
+    @property
+    def path(self):
+        return self.base.path + (("rest", 0),)
+
+    @property
+    def user_name(self):
+        return f"{self.base.user_name}(rest)"
+
+    def emit(self, codegen):
+        return f"{codegen.constant_object(remaining_items, 'remaining_items')}({self.base.emit(codegen)})"

@@ -4,8 +4,8 @@ Each check states its cost, renders its test as Python source for guards/compile
 guards.render.Namespace), and explains a failure as expected against got. Imports the standard library, torch
 and guards.render only; never jitcore or bytecode.
 Entry points: Check and its subclasses TypeMatch, IdMatch, EqualsMatch, NoneMatch, NotNoneMatch, LengthMatch,
-HasAttrMatch, DictKeysMatch, SetMatch, ReduceMatch, NamespaceEntryMatch (root), TensorMatch, GlobalStateMatch; relations between
-values: Relation and its subclasses SameObject, DistinctObjects.
+HasAttrMatch, DictKeysMatch, SetMatch, ReduceMatch, NamespaceEntryMatch (root), ProbeMatch (root), TensorMatch,
+GlobalStateMatch; relations between values: Relation and its subclasses SameObject, DistinctObjects.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ __all__ = [
     "NamespaceEntryMatch",
     "NoneMatch",
     "NotNoneMatch",
+    "ProbeMatch",
     "ReduceMatch",
     "SetMatch",
     "TypeMatch",
@@ -744,3 +745,44 @@ class InstanceDictAbsent(Check):
 
     def _key(self) -> tuple:
         return (id(self._ref), self.key)
+
+
+class ProbeMatch(Check):
+    """A root check: `probe(*args)` still answers `expected`. A probe is a function without effects that reads
+    process state capture folded into a constant: the length of torch's dispatch-mode stack, an environment
+    variable (`os.environ.get(key)`), torch's tracing state. `label` is how the user wrote it (`os.environ['K']`),
+    shown in failures. The answer is compared as EqualsMatch compares (exact type, equal value)."""
+
+    __slots__ = ("probe", "args", "expected", "label")
+    cost = 2
+
+    def __init__(self, probe, args: tuple, expected: object, label: str) -> None:
+        if isinstance(expected, (list, dict, set, bytearray, torch.Tensor)):
+            raise TypeError(f"ProbeMatch needs an immutable answer, got {type_name(type(expected))}")
+        self.probe = probe
+        self.args = tuple(args)
+        self.expected = expected
+        self.label = label
+
+    @property
+    def root_name(self) -> str:
+        return self.label
+
+    def render(self, var: str, ns: Namespace) -> str:
+        args = ", ".join(constant_source(arg, ns, "a") for arg in self.args)
+        call = f"{ns.constant(self.probe, 'probe')}({args})"
+        if type(self.expected) in _SINGLETON_TYPES:
+            return f"{call} is {constant_source(self.expected, ns)}"
+        return f"{ns.constant(same_value, 'same_value')}({constant_source(self.expected, ns)}, {call})"
+
+    def explain(self, value: object = None) -> str | None:
+        now = self.probe(*self.args)
+        if same_value(self.expected, now):
+            return None
+        return f"changed {short_repr(self.expected)} -> {short_repr(now)}"
+
+    def describe(self) -> str:
+        return f"ProbeMatch({self.label} == {short_repr(self.expected)})"
+
+    def _key(self) -> tuple:
+        return (id(self.probe), tuple(_value_key(arg) for arg in self.args), _value_key(self.expected))

@@ -1,6 +1,7 @@
 """Turns a GuardTree into one generated Python check function, and explains a miss check by check.
 
-Imports the standard library and guards.checks, guards.render, guards.tree only; never jitcore or bytecode.
+Imports the standard library and guards.checks, guards.iterators, guards.render, guards.tree only; never jitcore or
+bytecode.
 Entry point: compile_tree(tree, params, globals_dict, builtins_dict) -> GuardFunction, whose `check` attribute
 is the generated function the dispatcher calls as `check(*args, cells)`.
 """
@@ -14,6 +15,7 @@ import sys
 
 from jitcore.guards.checks import Check, Relation
 from jitcore.guards.render import Namespace, constant_source
+from jitcore.guards.iterators import remaining_items
 from jitcore.guards.tree import GuardNode, GuardTree, default_user_name, read_step
 
 __all__ = ["GuardFunction", "compile_tree"]
@@ -329,6 +331,8 @@ class _Codegen:
             return f"getattr({base}, {key!r})"
         if kind == "item":
             return f"{base}[{constant_source(key, self._ns, 'key')}]"
+        if kind == "rest":
+            return f"{self._ns.constant(remaining_items, 'remaining_items')}({base})"
         getitem = self._ns.constant(dict.__getitem__, "dict_getitem")
         return f"{getitem}({base}, {constant_source(key, self._ns, 'key')})"
 

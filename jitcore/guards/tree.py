@@ -1,7 +1,7 @@
 """The guard tree: one node per access path from a frame, leaf checks on the nodes, root checks on the root.
 
 A path is a tuple of plain steps, the only thing guards/ knows about where a value lives (see Note [Access
-steps]). Imports the standard library and guards.checks only; never jitcore or bytecode.
+steps]). Imports the standard library, guards.checks and guards.iterators only; never jitcore or bytecode.
 Entry points: GuardTree (add, add_root, checks, pretty), count_checks, read_step, default_user_name.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from jitcore.guards.checks import Check, Relation
+from jitcore.guards.iterators import remaining_items
 
 __all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "GuardTree", "count_checks", "default_user_name", "read_step"]
 
@@ -26,8 +27,10 @@ __all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "GuardTree", "count_checks"
 #   ("item", key)      obj[key], for any hashable constant key
 #   ("dictitem", key)  dict.__getitem__(obj, key): raw dict access (module._parameters['w']) that bypasses a
 #                      Python-level __getitem__
+#   ("rest", 0)        the items an iterator has not produced yet, as a tuple, read without advancing it
+#                      (guards/iterators.remaining_items: a loop's iterator handed to a resume function)
 ROOT_STEPS = frozenset({"local", "global", "builtin", "cell", "module"})
-CHILD_STEPS = frozenset({"attr", "item", "dictitem"})
+CHILD_STEPS = frozenset({"attr", "item", "dictitem", "rest"})
 
 _dict_getitem = dict.__getitem__
 
@@ -41,6 +44,8 @@ def read_step(base: object, step: tuple) -> object:
         return base[key]
     if kind == "dictitem":
         return _dict_getitem(base, key)
+    if kind == "rest":
+        return remaining_items(base)
     raise ValueError(f"unknown child step {step!r}")
 
 
@@ -52,7 +57,7 @@ def default_user_name(path: tuple) -> str:
     name = {"local": str(key), "global": f"G.{key}", "builtin": f"builtins.{key}", "cell": f"cell {key}",
             "module": str(key)}[kind]
     for kind, key in path[1:]:
-        name += f".{key}" if kind == "attr" else f"[{key!r}]"
+        name += f".{key}" if kind == "attr" else "(rest)" if kind == "rest" else f"[{key!r}]"
     return name
 
 

@@ -18,7 +18,7 @@ from jitcore.guards import (TensorMatch, TypeMatch, IdMatch, EqualsMatch, Length
                             ReduceMatch)
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import ItemSource, AttrSource, ModuleDictSource
-from jitcore.capture.values import constructors, torch_rules  # noqa: F401 (they register their call rules)
+from jitcore.capture.values import constructors, torch_rules, torch_probes  # noqa: F401 (they register call rules)
 from jitcore.capture.values import sets  # noqa: F401 (it registers set and frozenset with const())
 from jitcore.capture.values import dunders, getters, heapq_rules, itertools_rules  # noqa: F401 (call rules)
 from jitcore.capture.values.collections_kinds import OrderedDictValue, DefaultDictValue, DequeValue
@@ -41,6 +41,7 @@ from jitcore.capture.values.tensor import TensorValue
 from jitcore.capture.values.wrapping import wrap, install
 from jitcore.capture.values.symint import make_dynamic_int
 from jitcore.capture.values.dict_object import DictObjectValue
+from jitcore.capture.values.iterator_input import READABLE_ITERATOR_TYPES, wrap_iterator
 
 __all__ = ["wrap", "Value", "NOT_CONSTANT", "NULL", "NullValue", "const", "claimed_types"]
 
@@ -123,6 +124,12 @@ _CALLABLE_KINDS = {Meaning.GRAPH: TorchFunctionValue, Meaning.LOOKASIDE: Lookasi
                    Meaning.INLINE: UserFunctionValue, Meaning.OPAQUE: OpaqueValue}
 
 
+def _is_pybind_function(value) -> bool:
+    """A module-level function pybind11 made (torch._C._get_tracing_state): a builtin bound to pybind's own record
+    of the function, one object for the life of the module like any module function."""
+    return type(value.__self__).__module__ == "pybind11_builtins"
+
+
 def _wrap_callable(state, value, source):
     """A function or builtin: the value kind its first call rule's meaning asks for, guarded by identity where it
     was read from (a global rebound to another function, another function passed in, a module attribute switched
@@ -133,7 +140,7 @@ def _wrap_callable(state, value, source):
         # a C classmethod read from its class (dict.fromkeys) is a new object on every read, equal to the last
         _guard(state, source, EqualsMatch(value))
         return _CALLABLE_KINDS.get(rule.meaning if rule else Meaning.OPAQUE, OpaqueValue)(value, source)
-    if owner is not None and not isinstance(owner, (types.ModuleType, type)):
+    if owner is not None and not isinstance(owner, (types.ModuleType, type)) and not _is_pybind_function(value):
         # a builtin method bound to an instance is a fresh object on every read: identity never matches
         _guard(state, source, TypeMatch(type(value)))
         return OpaqueValue(value, source)
@@ -218,6 +225,11 @@ def _wrap_opaque(state, value, source):
     return OpaqueValue(value, source)
 
 
+def _wrap_iterator(state, value, source):
+    wrapped = wrap_iterator(state, value, source)
+    return wrapped if wrapped is not None else _wrap_opaque(state, value, source)
+
+
 def _wrap_partial(state, value, source):
     _guard(state, source, TypeMatch(type(value)))
     sub = (lambda name: AttrSource(source, name)) if source is not None else (lambda name: None)
@@ -230,6 +242,7 @@ def _wrap_partial(state, value, source):
 
 
 _BY_TYPE[functools.partial] = _wrap_partial
+_BY_TYPE.update(dict.fromkeys(READABLE_ITERATOR_TYPES, _wrap_iterator))
 
 
 def _wrap_getter(state, value, source):
@@ -277,7 +290,7 @@ _BY_TYPE[collections.deque] = _wrap_deque
 
 #: wrappers of objects that can change in place: one such object read from two sources is one value (guarded `is`)
 _MUTABLE_KINDS = frozenset({_wrap_tensor, _wrap_list, _wrap_dict, _wrap_opaque, _wrap_module, _wrap_set,
-                            _wrap_deque})
+                            _wrap_deque, _wrap_iterator})
 
 
 def _identity_kind(wrapper, source, ctx):

@@ -13,9 +13,10 @@ from __future__ import annotations
 import operator
 
 from jitcore.capture.breaks import GraphBreak
-from jitcore.capture.values.base import Value
+from jitcore.capture.values.base import Value, KnownObjectValue
 from jitcore.capture.values.call_rules import CallRule, Meaning, KNOWN_CALLABLE, register_callable, call
 from jitcore.capture.values.constant import const
+from jitcore.capture.values.objects import ClassValue
 
 __all__ = ["attribute", "call_dunder", "DunderMethodValue"]
 
@@ -36,6 +37,8 @@ _UNARY = {"__neg__": operator.neg, "__pos__": operator.pos, "__abs__": abs, "__i
 #: dunder -> the protocol question it asks of the receiver
 _ITEMS = {"__getitem__": operator.getitem, "__contains__": operator.contains}
 _MUTATORS = frozenset({"__setitem__", "__delitem__"})
+#: Py_TPFLAGS_HEAPTYPE: a class made by a `class` statement (its instances' __class__ can be reassigned)
+_HEAPTYPE = 1 << 9
 _NAMES = frozenset(_BINARY) | frozenset(_UNARY) | frozenset(_ITEMS) | _MUTATORS
 
 #: builtin type -> the operand types its binary slots accept (anything else: NotImplemented)
@@ -128,7 +131,14 @@ def attribute(state, owner: Value, name: str) -> Value:
         base = _builtin_base(owner.python_type(), name)
         if base is not None:
             return DunderMethodValue(owner, base, name)
+    if name == "__class__" and isinstance(owner, KnownObjectValue) and _fixed_class(owner.python_type()):
+        # a function's or builtin's class: a static type, whose instances' __class__ cannot be reassigned
+        return ClassValue(owner.python_type())
     return owner.getattr(state, name)
+
+
+def _fixed_class(tp: type) -> bool:
+    return not tp.__flags__ & _HEAPTYPE
 
 
 def _unbound(base, name):

@@ -18,6 +18,8 @@ class IteratorValue(Value):
     """A one-pass iterator over known items (iter(), zip, enumerate, map...); FOR_ITER consumes it."""
 
     __slots__ = ("items", "position", "iter_type")
+    #: an iterator is an object with a position: one held in two places (the loop's and a local) is rebuilt once
+    needs_identity = True
 
     def __init__(self, items, iter_type=None):
         super().__init__(None)
@@ -64,6 +66,7 @@ class LiveIteratorValue(Value):
     raises RuntimeError at the next step, and keeps raising). `position` counts the items taken."""
 
     __slots__ = ("container", "position", "failed")
+    needs_identity = True
 
     def __init__(self, container):
         super().__init__(None)
