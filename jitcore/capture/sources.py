@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from jitcore.guards.iterators import remaining_items
+from jitcore.guards.iterators import list_iterator_state, remaining_items
 
 __all__ = ["Source", "LocalSource", "GlobalSource", "ModuleGlobalSource", "BuiltinSource", "CellSource",
-           "AttrSource", "ItemSource", "ModuleDictSource", "IteratorRestSource"]
+           "AttrSource", "ItemSource", "ModuleDictSource", "IteratorRestSource",
+           "ListIteratorStateSource"]
 
 
 class Source:
@@ -192,3 +193,23 @@ class IteratorRestSource(Source):
 
     def emit(self, codegen):
         return f"{codegen.constant_object(remaining_items, 'remaining_items')}({self.base.emit(codegen)})"
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class ListIteratorStateSource(Source):
+    """The list (`part` "seq") or the position ("pos") of the list iterator at `base`, read without advancing it
+    (guards.iterators.list_iterator_state)."""
+    base: Source
+    part: str
+
+    @property
+    def path(self):
+        return self.base.path + (("iterstate", self.part),)
+
+    @property
+    def user_name(self):
+        return f"{self.base.user_name}({self.part})"
+
+    def emit(self, codegen):
+        read = codegen.constant_object(list_iterator_state, "list_iterator_state")
+        return f"{read}({self.base.emit(codegen)}, {self.part!r})"

@@ -15,7 +15,7 @@ import sys
 
 from jitcore.guards.checks import Check, Relation
 from jitcore.guards.render import Namespace, constant_source
-from jitcore.guards.iterators import remaining_items
+from jitcore.guards.iterators import list_iterator_state, remaining_items
 from jitcore.guards.tree import GuardNode, GuardTree, default_user_name, read_step
 
 __all__ = ["GuardFunction", "compile_tree"]
@@ -333,6 +333,8 @@ class _Codegen:
             return f"{base}[{constant_source(key, self._ns, 'key')}]"
         if kind == "rest":
             return f"{self._ns.constant(remaining_items, 'remaining_items')}({base})"
+        if kind == "iterstate":
+            return f"{self._ns.constant(list_iterator_state, 'list_iterator_state')}({base}, {key!r})"
         getitem = self._ns.constant(dict.__getitem__, "dict_getitem")
         return f"{getitem}({base}, {constant_source(key, self._ns, 'key')})"
 

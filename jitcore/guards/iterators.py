@@ -5,15 +5,17 @@ models it through `remaining_items(it)`: a tuple of the items still to come, com
 `__reduce__` (its container and position), never by calling next(). Only iterators over containers that cannot
 change are read: over tuples, strings and ranges, reversed tuples, and zip / enumerate over such iterators. An
 iterator over a list or a dict stays live in Python (an append while looping is seen, a dict's change of size
-raises), which a snapshot of its rest would not be. Imports the standard library only.
+raises), which a snapshot of its rest would not be: a list iterator is read as its list and its position instead
+(`list_iterator_state`, the "iterstate" step), so the list stays live. Imports the standard library only.
 """
 
 from __future__ import annotations
 
-__all__ = ["READABLE_ITERATOR_TYPES", "remaining_items"]
+__all__ = ["READABLE_ITERATOR_TYPES", "LIST_ITERATOR", "remaining_items", "list_iterator_state"]
 
 _SEQUENCE_ITERATORS = {type(iter(())), reversed, type(iter("")), type(iter("\u00e9"))}
 _RANGE_ITERATORS = {type(iter(range(0))), type(iter(range(1 << 64)))}
+LIST_ITERATOR = type(iter([]))
 #: the iterator types remaining_items() reads
 READABLE_ITERATOR_TYPES = frozenset(_SEQUENCE_ITERATORS | _RANGE_ITERATORS | {zip, enumerate})
 
@@ -46,3 +48,12 @@ def remaining_items(it) -> tuple:
     if not args:
         return ()
     return tuple(zip(*(remaining_items(inner) for inner in args)))
+
+
+def list_iterator_state(it, part: str):
+    """A list iterator's list ("seq") or the index of its next item ("pos"), read without advancing it; an
+    exhausted one has no list (None) and position -1 (it stays exhausted whatever the list does later)."""
+    reduced = it.__reduce__()
+    if len(reduced) < 3:
+        return None if part == "seq" else -1
+    return reduced[1][0] if part == "seq" else reduced[2]

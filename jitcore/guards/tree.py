@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from jitcore.guards.checks import Check, Relation
-from jitcore.guards.iterators import remaining_items
+from jitcore.guards.iterators import list_iterator_state, remaining_items
 
 __all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "GuardTree", "count_checks", "default_user_name", "read_step"]
 
@@ -29,8 +29,9 @@ __all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "GuardTree", "count_checks"
 #                      Python-level __getitem__
 #   ("rest", 0)        the items an iterator has not produced yet, as a tuple, read without advancing it
 #                      (guards/iterators.remaining_items: a loop's iterator handed to a resume function)
+#   ("iterstate", part) a list iterator's list ("seq") or position ("pos") (guards/iterators.list_iterator_state)
 ROOT_STEPS = frozenset({"local", "global", "builtin", "cell", "module"})
-CHILD_STEPS = frozenset({"attr", "item", "dictitem", "rest"})
+CHILD_STEPS = frozenset({"attr", "item", "dictitem", "rest", "iterstate"})
 
 _dict_getitem = dict.__getitem__
 
@@ -46,6 +47,8 @@ def read_step(base: object, step: tuple) -> object:
         return _dict_getitem(base, key)
     if kind == "rest":
         return remaining_items(base)
+    if kind == "iterstate":
+        return list_iterator_state(base, key)
     raise ValueError(f"unknown child step {step!r}")
 
 
@@ -57,7 +60,8 @@ def default_user_name(path: tuple) -> str:
     name = {"local": str(key), "global": f"G.{key}", "builtin": f"builtins.{key}", "cell": f"cell {key}",
             "module": str(key)}[kind]
     for kind, key in path[1:]:
-        name += f".{key}" if kind == "attr" else "(rest)" if kind == "rest" else f"[{key!r}]"
+        name += f".{key}" if kind == "attr" else "(rest)" if kind == "rest" else f"({key})" if kind == "iterstate" \
+            else f"[{key!r}]"
     return name
 
 

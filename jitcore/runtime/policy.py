@@ -33,6 +33,9 @@ from jitcore.capture.shapes import ShapeChoice
 
 __all__ = ["Dynamic", "RecompilePolicy"]
 
+#: the guard steps that read an iterator's state
+_ITERATOR_STATE_STEPS = frozenset({("rest", 0), ("iterstate", "pos")})
+
 
 @dataclasses.dataclass(frozen=True)
 class Dynamic:
@@ -137,13 +140,19 @@ class RecompilePolicy:
         self.limit_reported = False
 
     def _learn(self, entries, args, cells) -> None:
-        """A number whose change made an entry miss is captured as a graph input from now on."""
+        """A number whose change made an entry miss is captured as a graph input from now on; so is an iterator
+        whose remaining items or position changed (capture leaves it to Python: values/iterator_input.py)."""
         if not self.learns:
             return
         changed = set()
         kinds = (int,) if self.static_floats else (int, float)
         for entry in entries:
             for path, _, check, value, _ in entry.guard_function.failed_checks(args, cells):
+                if path and path[-1] in _ITERATOR_STATE_STEPS:
+                    # a loop's iterator handed over at another position: the loop breaks every iteration, so
+                    # from now on it stays a Python iterator and each resume takes one item (no entry per position)
+                    changed.add(path[:-1])
+                    continue
                 if isinstance(check, EqualsMatch) and type(check.value) in kinds \
                         and type(value) is type(check.value):
                     changed.add(path)

@@ -41,7 +41,7 @@ from jitcore.capture.values.tensor import TensorValue
 from jitcore.capture.values.wrapping import wrap, install
 from jitcore.capture.values.symint import make_dynamic_int
 from jitcore.capture.values.dict_object import DictObjectValue
-from jitcore.capture.values.iterator_input import READABLE_ITERATOR_TYPES, wrap_iterator
+from jitcore.capture.values.iterator_input import ITERATOR_INPUT_TYPES, wrap_iterator
 
 __all__ = ["wrap", "Value", "NOT_CONSTANT", "NULL", "NullValue", "const", "claimed_types"]
 
@@ -242,7 +242,7 @@ def _wrap_partial(state, value, source):
 
 
 _BY_TYPE[functools.partial] = _wrap_partial
-_BY_TYPE.update(dict.fromkeys(READABLE_ITERATOR_TYPES, _wrap_iterator))
+_BY_TYPE.update(dict.fromkeys(ITERATOR_INPUT_TYPES, _wrap_iterator))
 
 
 def _wrap_getter(state, value, source):

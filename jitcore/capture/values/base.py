@@ -43,6 +43,9 @@ class Value:
     #: a value made while tracing that must stay one object when rebuilt (a list, dict, set, new object): codegen
     #: loads it once into a temporary so that two references to it rebuild as one object
     needs_identity = False
+    #: a container passed in whose write-back reads another container through it (a list iterator's list): its
+    #: replay runs after every other write (capture/side_effects.py)
+    replay_last = False
     #: plain_getattr models object.__getattribute__ for this kind (the lookup under a class's own __getattribute__)
     has_plain_getattr = False
     #: raw_setattr models object.__setattr__ for this kind (the store under a class's own __setattr__)
