@@ -173,7 +173,10 @@ class FrameState:
                                                                  f"in the traced code"))
             except GraphBreak as brk:
                 value = exception_from_break(brk)
-                if value is not None and self.has_handler():
+                # caught here only by this frame's own handlers: in a caller the break reaches the code that made
+                # the call first (hasattr(), a __getattr__ fallback, getattr with a default), which handles it as
+                # Python would, and the caller's handlers next
+                if value is not None and exception_handler(self.code, inst.offset) is not None:
                     # an error the modelled operation raises for real: catchable by the traced handlers
                     value.origin = self.origin()
                     chain_context(self, value)
@@ -303,14 +306,6 @@ class FrameState:
         if not self.unwind(value):
             self.done = True
             raise TracedException(value, value.origin)
-
-    def has_handler(self) -> bool:
-        frame = self
-        while frame is not None:
-            if exception_handler(frame.code, frame.current.offset) is not None:
-                return True
-            frame = frame.parent
-        return False
 
     def unwind(self, value) -> bool:
         """Jump to this frame's handler for the current instruction, as CPython does: trim the stack to the

@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import enum
 import functools
+import os
 import types
 
 import torch
@@ -41,6 +42,7 @@ from jitcore.capture.values.tensor import TensorValue
 from jitcore.capture.values.wrapping import wrap, install
 from jitcore.capture.values.symint import make_dynamic_int
 from jitcore.capture.values.dict_object import DictObjectValue
+from jitcore.capture.values.environ import EnvironValue
 from jitcore.capture.values.iterator_input import ITERATOR_INPUT_TYPES, wrap_iterator
 
 __all__ = ["wrap", "Value", "NOT_CONSTANT", "NULL", "NullValue", "const", "claimed_types"]
@@ -230,6 +232,13 @@ def _wrap_iterator(state, value, source):
     return wrapped if wrapped is not None else _wrap_opaque(state, value, source)
 
 
+def _wrap_environ(state, value, source):
+    if value is not os.environ:
+        return _wrap_opaque(state, value, source)
+    _guard(state, source, IdMatch(value))
+    return EnvironValue(value, source)
+
+
 def _wrap_partial(state, value, source):
     _guard(state, source, TypeMatch(type(value)))
     sub = (lambda name: AttrSource(source, name)) if source is not None else (lambda name: None)
@@ -243,6 +252,7 @@ def _wrap_partial(state, value, source):
 
 _BY_TYPE[functools.partial] = _wrap_partial
 _BY_TYPE.update(dict.fromkeys(ITERATOR_INPUT_TYPES, _wrap_iterator))
+_BY_TYPE[type(os.environ)] = _wrap_environ
 
 
 def _wrap_getter(state, value, source):

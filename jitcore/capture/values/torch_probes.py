@@ -5,6 +5,7 @@ the dispatch-mode and torch-function-mode stacks (`_len_torch_dispatch_stack`), 
 whether autocast is on anywhere, whether the profiler or FX tracing is running. None of them computes anything the
 graph needs, so each is answered here at capture time, in one of three ways:
 - *logged*: the call only records usage; it runs once now, with its constant arguments, and answers None;
+- *fixed*: what the process has (`torch.cuda.is_available()`) cannot change while it runs: a constant;
 - *guarded*: the answer is read now and becomes a constant, with a root guard (ProbeMatch) that the probe still
   answers the same when an entry is reused (a dispatch mode pushed between calls recompiles);
 - *capture's own answer*: what the question means for a captured graph, as under torch.compile:
@@ -16,6 +17,9 @@ from __future__ import annotations
 
 import torch
 import torch.autograd
+import torch.backends.cudnn
+import torch.backends.mps
+import torch.distributed
 import torch.nn.modules.activation
 import torch.utils._python_dispatch
 
@@ -63,6 +67,13 @@ def _guarded(state, fn, args, kwargs):
     return probe_answer(state, fn, values)
 
 
+def _fixed(state, fn, args, kwargs):
+    values = _constants(args, kwargs)
+    if values is None:
+        return NotImplemented
+    return const(fn(*values))
+
+
 def _make_fx_tracing(state, fn, args, kwargs):
     return const(True)
 
@@ -95,6 +106,8 @@ _register("process-state probe", _guarded, [
     torch.autograd._profiler_enabled,
     torch.autograd._is_checkpoint_valid,
 ])
+_register("fixed for the process", _fixed, [torch.cuda.is_available, torch.backends.mps.is_available,
+                                           torch.backends.cudnn.is_available, torch.distributed.is_available])
 _register("make_fx tracing", _make_fx_tracing, [getattr(torch.nn.modules.activation, "_is_make_fx_tracing", None)])
 _register("dispatch-mode stack", _dispatch_mode_stack,
           [getattr(torch.utils._python_dispatch, "_get_current_dispatch_mode_stack", None)])
