@@ -111,7 +111,8 @@ class ListIteratorInputValue(ListIteratorValue):
         return repr((self.position, self.done))
 
     def replay(self, codegen, values: str, initial) -> str:
-        return f"{codegen.constant_object(set_list_iterator, 'set_list_iterator')}({self.source.emit(codegen)}, {values})"
+        restore = codegen.constant_object(set_list_iterator, "set_list_iterator")
+        return f"{restore}({self.source.emit(codegen)}, {values})"
 
 
 def wrap_iterator(state, value, source):
