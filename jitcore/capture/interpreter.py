@@ -18,6 +18,7 @@ import types
 import weakref
 
 from jitcore.guards import FunctionMatch, IdMatch, TypeMatch
+from jitcore.guards.tree import Held
 from jitcore.config import config
 from jitcore.marks import is_disabled
 from jitcore.capture.breaks import GraphBreak
@@ -26,7 +27,7 @@ from jitcore.capture.prologues import unwrapped
 from jitcore.capture.side_effects import DELETED
 from jitcore.capture.opcodes.registry import StackEffectError
 from jitcore.capture.sources import (LocalSource, GlobalSource, ModuleGlobalSource, BuiltinSource, CellSource,
-                                     AttrSource, ItemSource)
+                                     AttrSource, ItemSource, HeldSource)
 from jitcore.capture.values import wrap
 from jitcore.capture.values.cells import CellBox, RootCell
 from jitcore.capture.values.constant import const
@@ -419,9 +420,13 @@ class FrameState:
         cells = {}
         closure = fn.__closure__ or ()
         for index, name in enumerate(code.co_freevars):
-            source = None
             if fn_source is not None:
                 source = AttrSource(ItemSource(AttrSource(fn_source, "__closure__"), index), "cell_contents")
+            else:
+                # a function found without a source (a method on its class, guarded there by identity): its cells
+                # are that function's own, reached through the cell itself
+                source = AttrSource(HeldSource(Held(closure[index]), f"{fn.__qualname__}.<{name}>"),
+                                    "cell_contents")
             cells[name] = RootCell(closure[index], source)
         return self._run_child(code, fn.__globals__, bound, cells, fn)
 

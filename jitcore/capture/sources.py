@@ -9,10 +9,11 @@ from __future__ import annotations
 import dataclasses
 
 from jitcore.guards.iterators import list_iterator_state, remaining_items
+from jitcore.guards.tree import Held
 
 __all__ = ["Source", "LocalSource", "GlobalSource", "ModuleGlobalSource", "BuiltinSource", "CellSource",
            "AttrSource", "ItemSource", "ModuleDictSource", "IteratorRestSource",
-           "ListIteratorStateSource"]
+           "ListIteratorStateSource", "HeldSource"]
 
 
 class Source:
@@ -213,3 +214,22 @@ class ListIteratorStateSource(Source):
     def emit(self, codegen):
         read = codegen.constant_object(list_iterator_state, "list_iterator_state")
         return f"{read}({self.base.emit(codegen)}, {self.part!r})"
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class HeldSource(Source):
+    """An object the guards and the entry hold themselves (a closure cell of a function inlined without a source:
+    a method found on its class); `name` is how the user knows it."""
+    held: Held
+    name: str
+
+    @property
+    def path(self):
+        return (("held", self.held),)
+
+    @property
+    def user_name(self):
+        return self.name
+
+    def emit(self, codegen):
+        return codegen.constant_object(self.held.obj, "held")

@@ -134,6 +134,8 @@ class _Reader:
             return self._guard._builtins_dict[key]
         if kind == "module":
             return sys.modules[key]
+        if kind == "held":
+            return key.obj
         return self._cells[key].cell_contents
 
 
@@ -322,6 +324,8 @@ class _Codegen:
             if kind == "module":
                 modules = self._ns.constant(sys.modules, "sys_modules")
                 return f"{modules}[{constant_source(key, self._ns)}]"
+            if kind == "held":
+                return self._ns.constant(key.obj, "held")
             return f"{_CELLS}[{key}].cell_contents"
         base = self._value(node.parent)
         if kind == "attr":

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from jitcore.guards.checks import Check, Relation
 from jitcore.guards.iterators import list_iterator_state, remaining_items
 
-__all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "GuardTree", "count_checks", "default_user_name", "read_step"]
+__all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "Held", "GuardTree", "count_checks", "default_user_name", "read_step"]
 
 # Note [Access steps]
 # Root steps (the first step of every path):
@@ -22,6 +22,8 @@ __all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "GuardTree", "count_checks"
 #   ("cell", index)    cells[index].cell_contents, `cells` being the closure tuple passed to the check function
 #   ("module", name)   sys.modules[name], read when the guard runs: the globals of another module, reached by an
 #                      inlined function defined there (("module", "torch.nn.modules.module"), ("attr", "_hooks"))
+#   ("held", Held(obj)) an object the guard itself holds: a closure cell of a function inlined without a source
+#                      (a method found on its class), whose contents are read with ("attr", "cell_contents")
 # Child steps:
 #   ("attr", name)     getattr(obj, name)
 #   ("item", key)      obj[key], for any hashable constant key
@@ -30,10 +32,29 @@ __all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "GuardTree", "count_checks"
 #   ("rest", 0)        the items an iterator has not produced yet, as a tuple, read without advancing it
 #                      (guards/iterators.remaining_items: a loop's iterator handed to a resume function)
 #   ("iterstate", part) a list iterator's list ("seq") or position ("pos") (guards/iterators.list_iterator_state)
-ROOT_STEPS = frozenset({"local", "global", "builtin", "cell", "module"})
+ROOT_STEPS = frozenset({"local", "global", "builtin", "cell", "module", "held"})
 CHILD_STEPS = frozenset({"attr", "item", "dictitem", "rest", "iterstate"})
 
 _dict_getitem = dict.__getitem__
+
+
+class Held:
+    """The key of a "held" root step: one object, compared and hashed by identity (a cell is unhashable), kept
+    alive by the guards that read it."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: object) -> None:
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Held and other.obj is self.obj
+
+    def __repr__(self) -> str:
+        return f"<held {type(self.obj).__name__}>"
 
 
 def read_step(base: object, step: tuple) -> object:
@@ -58,7 +79,7 @@ def default_user_name(path: tuple) -> str:
         return "global state"
     kind, key = path[0]
     name = {"local": str(key), "global": f"G.{key}", "builtin": f"builtins.{key}", "cell": f"cell {key}",
-            "module": str(key)}[kind]
+            "module": str(key), "held": repr(key)}[kind]
     for kind, key in path[1:]:
         name += f".{key}" if kind == "attr" else "(rest)" if kind == "rest" else f"({key})" if kind == "iterstate" \
             else f"[{key!r}]"
@@ -77,6 +98,8 @@ def _validate_path(path: tuple) -> None:
                 f"(kind, key) with kind one of {sorted(allowed)}"
             )
         kind, key = step
+        if kind == "held" and type(key) is not Held:
+            raise ValueError(f"a held step needs a Held key, got {step!r} in {path!r}")
         if kind == "cell" and (type(key) is not int or key < 0):
             raise ValueError(f"a cell step needs an index >= 0, got {step!r} in {path!r}")
         if kind in ("local", "global", "builtin", "attr", "module") and type(key) is not str:

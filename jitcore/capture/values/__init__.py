@@ -71,6 +71,12 @@ def _wrap_tensor(state, value, source):
     return tv
 
 
+def _wrap_op(state, value, source):
+    """torch.ops.<namespace>.<op> (an OpOverloadPacket or one overload): one graph node, guarded by identity."""
+    _guard(state, source, IdMatch(value))
+    return TorchFunctionValue(value, source)
+
+
 def _wrap_constant(state, value, source):
     if type(value) in (int, float) and source is not None and source.path in state.ctx.dynamic_paths:
         _guard(state, source, TypeMatch(type(value)))
@@ -206,6 +212,7 @@ _BY_TYPE = dict(_CLAIMS)
 #: (priority, predicate, wrapper): higher priority first; used when the exact type is not in _BY_TYPE
 _BY_PREDICATE = [
     (30, lambda v: isinstance(v, torch.Tensor), _wrap_tensor),
+    (25, torch_rules.is_op_overload, _wrap_op),
     (20, lambda v: isinstance(v, torch.nn.Module), _wrap_module),
     (10, lambda v: isinstance(v, type), _wrap_class),
     (7, lambda v: isinstance(v, types.ModuleType), _wrap_pymodule),

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import types
 
+import torch._ops
+
 from jitcore.guards import DictKeysMatch, IdMatch, TypeMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource
@@ -233,6 +235,13 @@ class TorchFunctionValue(KnownObjectValue):
     def getattr(self, state, name):
         if name in ("__name__", "__qualname__", "__module__"):
             return const(getattr(self.fn, name))
+        if isinstance(self.fn, torch._ops.OpOverloadPacket) and not name.startswith("_"):
+            # torch.ops.aten.mul.Tensor: one overload of the packet (made on first read, then kept in its dict)
+            try:
+                overload = getattr(self.fn, name)
+            except AttributeError as exc:
+                raise GraphBreak.raises(AttributeError, str(exc)) from None
+            return wrap(state, overload, AttrSource(self.source, name) if self.source is not None else None)
         return super().getattr(state, name)
 
     def call(self, state, args, kwargs):

@@ -13,6 +13,7 @@ import sys
 import types
 
 import torch
+import torch._ops
 import torch._utils
 import torch.overrides
 
@@ -24,7 +25,7 @@ from jitcore.capture.values.constant import const, fold
 from jitcore.capture.values.introspection import signature_lookaside
 from jitcore.marks import is_compiling
 
-__all__ = ["is_torch_operator"]
+__all__ = ["is_torch_operator", "is_op_overload"]
 
 #: standard-library modules whose Python functions are traced like user code (pure helpers, no I/O)
 _INLINED_STDLIB = frozenset({"functools", "dataclasses", "typing", "enum", "abc", "collections", "operator",
@@ -45,7 +46,13 @@ _STATEFUL_PREFIXES = ("set_", "manual_seed", "seed", "initial_seed", "save", "lo
                       "compile", "get_rng_state", "from_numpy", "from_file", "frombuffer", "cond", "vmap")
 
 
+#: torch.ops.<namespace>.<op> and its overloads (aten's, and custom ops registered with torch.library)
+_OP_TYPES = (torch._ops.OpOverloadPacket, torch._ops.OpOverload)
+
+
 def is_torch_operator(fn) -> bool:
+    if isinstance(fn, _OP_TYPES):
+        return True
     objclass = getattr(fn, "__objclass__", None)
     if objclass is not None:
         return objclass is torch._C.TensorBase or objclass is torch.Tensor
@@ -54,6 +61,10 @@ def is_torch_operator(fn) -> bool:
         owner = getattr(fn, "__self__", None)
         module = getattr(owner, "__name__", None) if owner is not None else None
     return module in _GRAPH_MODULES and not isinstance(fn, type)
+
+
+def is_op_overload(obj) -> bool:
+    return isinstance(obj, _OP_TYPES)
 
 
 def _torch_call(state, fn, args, kwargs):
