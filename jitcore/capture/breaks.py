@@ -79,6 +79,9 @@ _kind("generator", "generators and coroutines run natively", "move tensor work o
       here="move the tensor work out of the generator into a plain function, which jitcore can compile")
 _kind("recursion_limit", "inlining went too deep", "mark the recursive helper with jit.disable",
       here="mark the recursive helper with @jit.disable")
+_kind("autograd", "the backward pass and optimizer steps run in Python (autograd's engine, optimizer.step())",
+      "this break is where the backward pass runs: what comes before and after it is compiled",
+      here="this break in {where} is where autograd or the optimizer runs; the code before and after it is compiled")
 _kind("hooks", "a module with hooks is called", "remove the hooks, or call the module outside the compiled function",
       here="remove the module's hooks, or call the module outside {where}")
 _kind("distributed_module", "a DistributedDataParallel or FSDP2 (fully_shard) module is called: its own "

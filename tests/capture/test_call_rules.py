@@ -4,6 +4,7 @@ import copy
 import inspect
 import json
 import logging
+import os
 import posixpath
 import sys
 
@@ -149,3 +150,15 @@ def test_breadth_rules_claim_itertools_collections_getters_and_slot_descriptors(
     assert _names(list.__getitem__)[0] == "list.__getitem__" and _names(int.__add__)[0] == "int.__add__"
     assert _names(int.from_bytes)[0] == "int.from_bytes"
     assert first_rule(unittest.TestCase.assertEqual).meaning is Meaning.INLINE
+
+
+def test_torch_probes_environment_ops_and_training_entry_points():
+    assert first_rule(torch._C._log_api_usage_once).name == "usage logging"
+    assert first_rule(torch._C._len_torch_dispatch_stack).name == "process-state probe"
+    assert first_rule(torch.cuda.is_available).name == "fixed for the process"
+    assert first_rule(torch.nn.modules.activation._is_make_fx_tracing).meaning is Meaning.LOOKASIDE
+    assert first_rule(os.getenv).meaning is Meaning.LOOKASIDE
+    assert first_rule(torch.ops.aten.mul).meaning is Meaning.GRAPH
+    assert first_rule(torch.ops.aten.mul.Tensor).meaning is Meaning.GRAPH
+    assert first_rule(torch.autograd.backward).break_kind == "autograd"
+    assert first_rule(torch.optim.SGD.zero_grad).meaning is Meaning.NATIVE

@@ -211,9 +211,15 @@ class UserMethodValue(Value):
         if rule is not None and rule.meaning is Meaning.LOOKASIDE:
             # a method jitcore runs itself (nn.Module.__init__ on a module made inside, from super().__init__())
             return call(state, self.fn, [self.self_value, *args], kwargs)
+        if rule is not None and rule.meaning is Meaning.NATIVE:
+            # a method that runs in Python at a break (an optimizer's step): called as it is, not traced into
+            raise GraphBreak(rule.break_kind or "unsupported_call", f"{self.fn.__qualname__}()")
         return state.inline_call(self.fn, [self.self_value, *args], kwargs)
 
     def compiled_callee(self, state, compilable):
+        rule = first_rule(self.fn)
+        if rule is not None and rule.meaning is Meaning.NATIVE:
+            return None
         return (self.fn, self.self_value) if compilable(self.fn) else None
 
     def children(self):

@@ -32,8 +32,9 @@ _TENSOR_ATTRS = frozenset({"T", "mT", "H", "mH", "real", "imag"})
 _DATA_METHODS = frozenset({"item", "tolist", "numpy", "__bool__", "__int__", "__float__", "__index__",
                            "data_ptr", "untyped_storage", "storage"})
 #: attributes we refuse to model: they expose autograd state or storage that the graph cannot represent
-_UNSUPPORTED_ATTRS = frozenset({"grad", "grad_fn", "_base", "data", "register_hook", "retain_grad", "backward",
-                                "_version", "__dict__"})
+_UNSUPPORTED_ATTRS = frozenset({"grad", "grad_fn", "_base", "data", "_version", "__dict__"})
+#: methods that run autograd: the break comes at the call, which runs natively (never traced into autograd's Python)
+_AUTOGRAD_METHODS = frozenset({"backward", "register_hook", "retain_grad", "register_post_accumulate_grad_hook"})
 
 
 class TensorValue(Value):
@@ -77,7 +78,7 @@ class TensorValue(Value):
     def getattr(self, state, name):
         if name in _UNSUPPORTED_ATTRS:
             raise GraphBreak("unsupported_value", f"tensor attribute .{name}")
-        if name in _DATA_METHODS:
+        if name in _DATA_METHODS or name in _AUTOGRAD_METHODS:
             # the break comes at the call, so the call itself can run natively between two graphs
             return TensorMethodValue(self, name)
         if name in _TENSOR_ATTRS:
@@ -200,6 +201,8 @@ class TensorMethodValue(Value):
         if self.name == "is_inference" and self.tensor.source is None and state.ctx.entered_inference_mode:
             # fake tensors are never inference tensors: only eager knows for one made since
             raise GraphBreak("unsupported_value", "is_inference() of a tensor made after entering inference_mode")
+        if self.name in _AUTOGRAD_METHODS:
+            raise GraphBreak("autograd", f"Tensor.{self.name}()")
         if self.name in _METADATA:
             if self.name == "storage_offset":
                 _guard_storage_offsets(state, self.tensor)

@@ -166,6 +166,19 @@ def _fold_re(state, fn, args, kwargs):
 _lookaside("re functions on constants", _fold_re, re.compile, re.search, re.match, re.fullmatch, re.findall,
            re.split, re.sub, re.subn, re.escape)
 
+
+def _runs_training(fn) -> bool:
+    """torch.optim's code (optimizer.step(), zero_grad(), schedulers) and autograd's entry points: they run the
+    backward pass or update parameters through their .grad, which no graph holds; one break at the call."""
+    if not isinstance(fn, types.FunctionType):
+        return False
+    module = fn.__module__ or ""
+    return module.startswith("torch.optim.") or fn in _AUTOGRAD_ENTRY_POINTS
+
+
+_AUTOGRAD_ENTRY_POINTS = (torch.autograd.backward, torch.autograd.grad)
+
+register_predicate(NATIVE_LIBRARY, _runs_training, CallRule("training step", Meaning.NATIVE, break_kind="autograd"))
 register_predicate(TORCH_OPERATOR, is_torch_operator, CallRule("torch operator", Meaning.GRAPH, _torch_call))
 register_predicate(NATIVE_LIBRARY, lambda fn: _native_root(fn) in _IO_STDLIB,
                    CallRule("standard-library I/O", Meaning.NATIVE, break_kind="print_or_io"))
