@@ -11,6 +11,7 @@ import inspect
 import re
 import sys
 import types
+import weakref
 
 import torch
 import torch._ops
@@ -25,7 +26,7 @@ from jitcore.capture.values.constant import const, fold
 from jitcore.capture.values.introspection import signature_lookaside
 from jitcore.marks import is_compiling
 
-__all__ = ["is_torch_operator", "is_op_overload"]
+__all__ = ["is_torch_operator", "is_op_overload", "is_function_apply"]
 
 #: standard-library modules whose Python functions are traced like user code (pure helpers, no I/O)
 _INLINED_STDLIB = frozenset({"functools", "dataclasses", "typing", "enum", "abc", "collections", "operator",
@@ -167,6 +168,37 @@ _lookaside("re functions on constants", _fold_re, re.compile, re.search, re.matc
            re.split, re.sub, re.subn, re.escape)
 
 
+def is_function_apply(fn) -> bool:
+    """`MyFunction.apply` of a torch.autograd.Function subclass (torch's C classmethod, bound to the subclass)."""
+    return (type(fn) is types.BuiltinMethodType and fn.__name__ == "apply" and isinstance(fn.__self__, type)
+            and issubclass(fn.__self__, torch.autograd.Function))
+
+
+def _function_apply(state, fn, args, kwargs):
+    """The Function's apply as one graph node: its forward runs on fake tensors now (for the result's metadata) and
+    for real when the graph runs, where autograd records the node with the user's backward, ctx and all, exactly
+    as eager does; AOTAutograd backends trace that backward into the joint graph."""
+    return graph_node(state, _apply_target(fn.__self__), args, kwargs)
+
+
+#: Function subclass -> the Python function a graph node calls (FX names a node's target by its module and
+#: qualified name, which a C classmethod bound to a user's class does not have)
+_APPLY_TARGETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _apply_target(cls):
+    target = _APPLY_TARGETS.get(cls)
+    if target is None:
+        ref = weakref.ref(cls)
+
+        def target(*args, **kwargs):
+            return ref().apply(*args, **kwargs)
+
+        target.__name__ = target.__qualname__ = f"{cls.__name__}_apply"
+        _APPLY_TARGETS[cls] = target
+    return target
+
+
 def _runs_training(fn) -> bool:
     """torch.optim's code (optimizer.step(), zero_grad(), schedulers) and autograd's entry points: they run the
     backward pass or update parameters through their .grad, which no graph holds; one break at the call."""
@@ -178,6 +210,8 @@ def _runs_training(fn) -> bool:
 
 _AUTOGRAD_ENTRY_POINTS = (torch.autograd.backward, torch.autograd.grad)
 
+register_predicate(TORCH_OPERATOR, is_function_apply,
+                   CallRule("autograd.Function.apply", Meaning.GRAPH, _function_apply))
 register_predicate(NATIVE_LIBRARY, _runs_training, CallRule("training step", Meaning.NATIVE, break_kind="autograd"))
 register_predicate(TORCH_OPERATOR, is_torch_operator, CallRule("torch operator", Meaning.GRAPH, _torch_call))
 register_predicate(NATIVE_LIBRARY, lambda fn: _native_root(fn) in _IO_STDLIB,
