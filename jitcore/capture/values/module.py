@@ -12,6 +12,7 @@ import sys
 import types
 
 import torch
+from torch.nn.modules import container as _containers
 from torch.nn.modules import module as _module_impl
 
 from jitcore.guards import DictKeysMatch, InstanceDictAbsent, LengthMatch, TypeMatch
@@ -22,7 +23,7 @@ from jitcore.capture.values.constant import const
 from jitcore.capture.values.mapping import DictValue
 from jitcore.capture.values.objects import ClassValue
 from jitcore.capture.values.sequence import ListValue, TupleValue
-from jitcore.capture.values.user_object import _class_attribute
+from jitcore.capture.values.user_object import _MISSING, _class_attribute, relied_class_lookup
 from jitcore.capture.values.wrapping import wrap
 
 __all__ = ["ModuleValue", "NewModuleValue", "new_module_argument", "NOT_REAL", "check_stateless", "WrapperCall",
@@ -67,6 +68,10 @@ def _wrapper_kind(module):
 # call of such a module is a graph break, and the break runs the module's own __call__ natively with the forward
 # underneath compiled as a frame of its own (WrapperCall), as Dynamo runs them: one graph per FSDP block, and
 # under DDP the wrapped module's graph is split at DDP's gradient buckets.
+
+
+#: where torch's own container modules (Sequential, ModuleList, ModuleDict, ParameterList/Dict) define __len__
+_CONTAINERS_MODULE = _containers.__name__
 
 
 # Note [Instances shared by structure]
@@ -320,6 +325,22 @@ class ModuleValue(Value):
                 raise GraphBreak("unsupported_value", f"`in` on a {type(self.module).__name__} with a "
                                                       f"{item.kind_name}")
         return const(False)
+
+    def truth(self, state):
+        """bool(module) as Python answers it: the class's own __bool__, else its __len__ (a container is false when
+        empty), else True. The lookups are guarded; a hook written in Python is traced."""
+        cls = type(self.module)
+        for name in ("__bool__", "__len__"):
+            hook = relied_class_lookup(state, cls, name)
+            if hook is _MISSING:
+                continue
+            if name == "__len__" and getattr(hook, "__module__", "") == _CONTAINERS_MODULE:
+                return self.length(state) != 0
+            answer = state.inline_call(hook, [self], {}).constant()
+            if answer is NOT_CONSTANT or type(answer) not in (bool, int):
+                raise GraphBreak("unsupported_value", f"truth value of a {cls.__name__} ({name} is not a constant)")
+            return bool(answer)
+        return True
 
     def iterate(self, state):
         table, items = self._read_items(state)
