@@ -1,0 +1,188 @@
+"""Measure one built model: eager, jitcore and torch.compile with the same backend, in this process.
+
+For each compiler: the first call's time (capture and compile included), the steady time (median of a few calls),
+whether the output matches eager's, the graphs the backend received, and any exception that reached the caller.
+jitcore's breaks (reason, user file:line) and fallbacks come from `jit.explain()` on a fresh copy; torch.compile's
+graph breaks from torch._dynamo's counters. The record grows phase by phase and `save` is called after each, so
+a child killed by its timeout still leaves what it measured and the phase it was in.
+Entry point: `measure(built, record, save, device, backend)`.
+"""
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+import traceback
+
+import torch
+
+import jitcore as jit
+from jitcore import backends as jit_backends
+from jitcore.report import console as jit_console
+from tools.zoo.compare import max_difference
+
+__all__ = ["measure", "warm_up", "COMPILERS", "STEADY_CALLS"]
+
+#: the compilers a record can hold, by their key in it
+COMPILERS = ("jitcore", "torch")
+
+#: steady-state calls per compiler (median reported); fewer when a call is slow
+STEADY_CALLS = 5
+_STEADY_BUDGET_S = 3.0
+
+
+class _Counting:
+    """A backend that counts the graphs it is handed and compiles them with `inner`."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.graphs = 0
+        self.__name__ = getattr(inner, "__name__", "counting")
+
+    def __call__(self, gm, example_inputs):
+        self.graphs += 1
+        return self.inner(gm, example_inputs)
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _timed(fn, args, kwargs, device):
+    _sync(device)
+    started = time.perf_counter()
+    out = fn(*args, **kwargs)
+    _sync(device)
+    return out, time.perf_counter() - started
+
+
+def _steady(fn, args, kwargs, device) -> float:
+    times = []
+    budget_end = time.perf_counter() + _STEADY_BUDGET_S
+    while len(times) < STEADY_CALLS and (len(times) < 2 or time.perf_counter() < budget_end):
+        times.append(_timed(fn, args, kwargs, device)[1])
+    return statistics.median(times)
+
+
+def _user_frame(exc: BaseException) -> str:
+    """file:line of the innermost frame outside torch, jitcore and this tool: where the user would look."""
+    where = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        path = frame.filename
+        if "/torch/" in path or "/jitcore/" in path or "/tools/zoo/" in path or path.startswith("<"):
+            continue
+        where = f"{_short(path)}:{frame.lineno}"
+    return where
+
+
+def _short(path: str) -> str:
+    return path.split("site-packages/")[-1]
+
+
+def _error(exc: BaseException) -> dict:
+    last = traceback.extract_tb(exc.__traceback__)[-1:] or [None]
+    raised_at = f"{_short(last[0].filename)}:{last[0].lineno}" if last[0] else ""
+    return {"type": type(exc).__name__, "message": str(exc)[:500], "user_frame": _user_frame(exc),
+            "raised_at": raised_at}
+
+
+def _run_compiled(compiled, built, eager_out, device, result: dict) -> None:
+    """First call, correctness and steady time of one compiler, into `result`."""
+    try:
+        out, result["first_s"] = _timed(compiled, built.args, built.kwargs, device)
+    except Exception as exc:  # reached the caller: the record says so
+        result["error"] = _error(exc)
+        return
+    result["max_diff"] = max_difference(eager_out, out)
+    result["correct"] = result["max_diff"] <= 1.0
+    try:
+        result["steady_s"] = _steady(compiled, built.args, built.kwargs, device)
+    except Exception as exc:  # a later call that raises is as bad as the first
+        result["error"] = _error(exc)
+
+
+def _jitcore(built, eager_out, device, backend, record, save) -> None:
+    result = record["jitcore"] = {"phase": "first call"}
+    save()
+    jit.reset()
+    counting = _Counting(jit_backends.lookup(backend))
+    compiled = jit.compile(built.model, backend=counting)
+    _run_compiled(compiled, built, eager_out, device, result)
+    result["graphs"] = counting.graphs
+    result["fallbacks"] = [e.message[:300] for e in jit_console.EVENTS if e.topic == "fallbacks"]
+    result["phase"] = "explain"
+    save()
+    try:
+        report = jit.explain(built.model, *built.args, **built.kwargs)
+    except Exception as exc:  # the tool's own problem; the timed run above is what counts
+        result["explain_error"] = _error(exc)
+    else:
+        result["explain_graphs"] = report.graph_count
+        result["breaks"] = [{"reason": b.reason[:300], "where": b.where, "function": b.function,
+                             "resumed": b.resumed} for b in report.breaks]
+        result["explain_fallbacks"] = [m[:300] for m in report.fallbacks]
+    result.pop("phase")
+    del compiled
+    jit.reset()
+
+
+def _torch_compile(built, eager_out, device, backend, record, save) -> None:
+    from torch._dynamo.testing import CompileCounterWithBackend  # lazy: keeps dynamo's import out of jitcore's time
+    from torch._dynamo.utils import counters  # lazy: as above
+    result = record["torch"] = {"phase": "first call"}
+    save()
+    torch._dynamo.reset()
+    counters.clear()
+    counting = CompileCounterWithBackend(backend)
+    compiled = torch.compile(built.model, backend=counting)
+    _run_compiled(compiled, built, eager_out, device, result)
+    result["graphs"] = counting.frame_count
+    result["break_reasons"] = sorted(counters["graph_break"], key=lambda r: -counters["graph_break"][r])[:10]
+    result["breaks"] = sum(counters["graph_break"].values())
+    result.pop("phase")
+    del compiled
+    torch._dynamo.reset()
+
+
+_warmed: set = set()
+
+
+def warm_up(device: torch.device, backend: str, compilers=COMPILERS) -> None:
+    """Compile a tiny function under each compiler first (once per process), so that neither pays one-off
+    imports and set-up inside a model's first call."""
+    def tiny(x):
+        return torch.relu(x) + 1
+    x = torch.randn(4, device=device)
+    for name in compilers:
+        if (name, device, backend) in _warmed:
+            continue
+        _warmed.add((name, device, backend))
+        if name == "jitcore":
+            jit.compile(tiny, backend=backend)(x)
+            jit.reset()
+        else:
+            torch.compile(tiny, backend=backend)(x)
+            torch._dynamo.reset()
+
+
+def measure(built, record: dict, save, device: torch.device, backend: str, compilers=COMPILERS) -> None:
+    """Fill `record` with eager's figures and those of each compiler (jitcore, torch) for `built`, in that
+    order; `save()` after each phase."""
+    record["phase"] = "eager"
+    save()
+    with torch.no_grad():
+        eager_out, first = _timed(built.model, built.args, built.kwargs, device)
+        again = built.model(*built.args, **built.kwargs)
+        record["eager"] = {"first_s": first, "steady_s": _steady(built.model, built.args, built.kwargs, device),
+                           "deterministic": max_difference(eager_out, again) <= 1.0}
+        del again
+        runners = {"jitcore": _jitcore, "torch": _torch_compile}
+        for name in compilers:
+            record["phase"] = name
+            gc.collect()
+            started = time.perf_counter()
+            runners[name](built, eager_out, device, backend, record, save)
+            record[name]["phase_s"] = round(time.perf_counter() - started, 2)
+    record.pop("phase")
+    save()
