@@ -10,7 +10,7 @@ $(STAMP): pyproject.toml setup.py
 	@command -v python$(PYTHON_VERSION) >/dev/null 2>&1 || { echo "jitcore needs python$(PYTHON_VERSION) on PATH (e.g. pyenv install 3.12)"; exit 1; }
 	@test -x $(PY) || python$(PYTHON_VERSION) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,zoo]'
 	@touch $(STAMP)
 
 venv: $(STAMP)

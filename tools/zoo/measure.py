@@ -32,15 +32,18 @@ _STEADY_BUDGET_S = 3.0
 
 
 class _Counting:
-    """A backend that counts the graphs it is handed and compiles them with `inner`."""
+    """A backend that counts the graphs it is handed and their ops (call nodes), and compiles them with `inner`;
+    both compilers get one, so their counts mean the same thing."""
 
     def __init__(self, inner):
         self.inner = inner
         self.graphs = 0
+        self.ops = 0
         self.__name__ = getattr(inner, "__name__", "counting")
 
     def __call__(self, gm, example_inputs):
         self.graphs += 1
+        self.ops += sum(1 for node in gm.graph.nodes if node.op.startswith("call_"))
         return self.inner(gm, example_inputs)
 
 
@@ -109,7 +112,7 @@ def _jitcore(built, eager_out, device, backend, record, save) -> None:
     counting = _Counting(jit_backends.lookup(backend))
     compiled = jit.compile(built.model, backend=counting)
     _run_compiled(compiled, built, eager_out, device, result)
-    result["graphs"] = counting.graphs
+    result["graphs"], result["ops"] = counting.graphs, counting.ops
     result["fallbacks"] = [e.message[:300] for e in jit_console.EVENTS if e.topic == "fallbacks"]
     result["phase"] = "explain"
     save()
@@ -128,16 +131,16 @@ def _jitcore(built, eager_out, device, backend, record, save) -> None:
 
 
 def _torch_compile(built, eager_out, device, backend, record, save) -> None:
-    from torch._dynamo.testing import CompileCounterWithBackend  # lazy: keeps dynamo's import out of jitcore's time
+    from torch._dynamo.backends.registry import lookup_backend  # lazy: keeps dynamo's import out of jitcore's time
     from torch._dynamo.utils import counters  # lazy: as above
     result = record["torch"] = {"phase": "first call"}
     save()
     torch._dynamo.reset()
     counters.clear()
-    counting = CompileCounterWithBackend(backend)
+    counting = _Counting(lookup_backend(backend))
     compiled = torch.compile(built.model, backend=counting)
     _run_compiled(compiled, built, eager_out, device, result)
-    result["graphs"] = counting.frame_count
+    result["graphs"], result["ops"] = counting.graphs, counting.ops
     result["break_reasons"] = sorted(counters["graph_break"], key=lambda r: -counters["graph_break"][r])[:10]
     result["breaks"] = sum(counters["graph_break"].values())
     result.pop("phase")

@@ -9,7 +9,7 @@ import dataclasses
 import math
 import re
 
-__all__ = ["outcome", "Summary", "markdown", "findings", "more_graphs"]
+__all__ = ["outcome", "Summary", "markdown", "findings", "more_graphs", "fewer_ops"]
 
 #: outcomes, in the order tables list them
 OUTCOMES = ("ok", "wrong", "error", "timeout", "crashed", "nondeterministic", "skipped", "not run")
@@ -55,6 +55,13 @@ def more_graphs(records) -> list:
     torch.compile made some (the whole forward ran in Python: fewer graphs, but worse)."""
     return [r for r in records if outcome(r) == "ok" and outcome(r, "torch") == "ok"
             and _worse(r["jitcore"].get("graphs", 0), r["torch"].get("graphs", 0))]
+
+
+def fewer_ops(records, fraction: float = 0.9) -> list:
+    """Records where both ran right and jitcore's graphs hold fewer than `fraction` of torch.compile's ops (the
+    rest runs in Python: a break early in the forward can leave one small graph)."""
+    return [r for r in records if outcome(r) == "ok" and outcome(r, "torch") == "ok"
+            and "ops" in r["jitcore"] and r["jitcore"]["ops"] < fraction * r["torch"].get("ops", 0)]
 
 
 def _worse(jit_graphs: int, torch_graphs: int) -> bool:
@@ -137,16 +144,23 @@ def markdown(records) -> str:
         out += [f"- `{r['name']}` {r['jitcore']['graphs']} / {r['torch']['graphs']}: {_cell(first_break(r))}"
                 for r in sorted(extra, key=lambda r: r["jitcore"]["graphs"] - r["torch"]["graphs"], reverse=True)]
         out.append("")
-    out += ["| model | jitcore | torch.compile | graphs j/tc | breaks j/tc | first call j/tc (s) | ratio | "
+    few = fewer_ops(records)
+    if few:
+        out += ["**Fewer ops in graphs than torch.compile** (below 90%; jitcore / torch.compile ops, first break):",
+                ""]
+        out += [f"- `{r['name']}` {r['jitcore']['ops']} / {r['torch']['ops']}: {_cell(first_break(r))}" for r in few]
+        out.append("")
+    out += ["| model | jitcore | torch.compile | graphs j/tc | ops j/tc | breaks j/tc | first call j/tc (s) | ratio | "
             "steady j/tc/eager (ms) | jitcore's first break or problem |",
-            "|---|---|---|---|---|---|---|---|---|"]
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
         j, t = r.get("jitcore") or {}, r.get("torch") or {}
         ratio = (f"{j['first_s'] / t['first_s']:.2f}" if j.get("first_s") and t.get("first_s") else "")
         breaks = f"{len(j['breaks'])}/{t.get('breaks', '')}" if "breaks" in j else ""
         graphs = f"{j.get('graphs', '')}/{t.get('graphs', '')}" if j or t else ""
+        ops = f"{j['ops']}/{t.get('ops', '')}" if "ops" in j else ""
         out.append(" | ".join([
-            f"| `{r['name']}`", outcome(r), outcome(r, "torch"), graphs, breaks,
+            f"| `{r['name']}`", outcome(r), outcome(r, "torch"), graphs, ops, breaks,
             f"{_seconds(j, 'first_s')} / {_seconds(t, 'first_s')}" if j or t else "", ratio,
             " / ".join(_seconds(x, "steady_s", 1e3, 1) for x in (j, t, r.get("eager") or {})) if j else "",
             _cell(_problem(r, "jitcore") or _problem(r, "torch")) + " |"]))
@@ -168,12 +182,15 @@ def findings(records) -> str:
         if state in ("error", "wrong", "timeout", "crashed"):
             cause = f"{state}: " + _cause(_problem(r, "jitcore").split(" (at ")[0])
             groups[cause].append(f"`{r['name']}` — {_problem(r, 'jitcore')}")
-    for r in more_graphs(records):
+    worse = more_graphs(records)
+    for r in worse + [r for r in fewer_ops(records) if r not in worse]:
         breaks = r["jitcore"].get("breaks") or []
         reason = breaks[0]["reason"] if breaks else "no break reported (graphs from recompiles or callees)"
-        label = "no graph" if r["jitcore"].get("graphs", 0) == 0 else "more graphs"
+        label = ("no graph" if r["jitcore"].get("graphs", 0) == 0 else
+                 "more graphs" if r in worse else "fewer ops in graphs")
         groups[f"{label}: " + _cause(reason)].append(
-            f"`{r['name']}` {r['jitcore']['graphs']} vs {r['torch']['graphs']} graphs — {_cell(first_break(r))}")
+            f"`{r['name']}` {r['jitcore']['graphs']} vs {r['torch']['graphs']} graphs, {r['jitcore'].get('ops', '?')} "
+            f"vs {r['torch'].get('ops', '?')} ops — {_cell(first_break(r))}")
     out = []
     for cause, items in sorted(groups.items(), key=lambda kv: -len(kv[1])):
         out += [f"### {len(items)} × {_cell(cause)}", "", *[f"- {item}" for item in items], ""]
