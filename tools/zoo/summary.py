@@ -128,10 +128,21 @@ def _problem(record: dict, compiler: str) -> str:
     if state in ("wrong", "nondeterministic"):
         return f"max difference {result.get('max_diff')} x tolerance"
     if state in ("timeout", "crashed"):
-        return f"{state} in {record.get('phase', '?')} ({record.get('stderr_tail', '')[-160:]})"
+        return f"{state} in {record.get('phase', '?')}" + (f" (last said: {_last_said(record)})" if _last_said(record)
+                                                           else "")
     if state == "skipped":
         return record["skipped"][:160]
     return first_break(record)[:200] if compiler == "jitcore" else ""
+
+
+def _last_said(record: dict) -> str:
+    """The last jitcore message (cache limit, break, fallback) or error line the child printed, on one line."""
+    text = " ".join(record.get("stderr_tail", "").split()).replace("─", "").replace("│", "")
+    start = text.rfind("jitcore · ")
+    if start >= 0:
+        return " ".join(text[start + len("jitcore · "):].split())[:260]
+    lines = [line for line in record.get("stderr_tail", "").splitlines() if line.strip()]
+    return lines[-1].strip()[:200] if lines else ""
 
 
 def markdown(records) -> str:
