@@ -22,6 +22,7 @@ import argparse
 import datetime
 import os
 import platform
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -55,6 +56,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--threads", type=int, default=0, help="torch threads per child (default: torch's)")
     parser.add_argument("--compilers", default="jitcore,torch.compile",
                         help="compilers to measure (default jitcore,torch.compile)")
+    parser.add_argument("--steady-calls", type=int, default=5,
+                        help="timed calls after the first, median reported (default 5; 0: no steady timing)")
     parser.add_argument("--in-process", action="store_true",
                         help="run the models in this process, without timeouts (faster start; tests use it)")
     parser.add_argument("--markdown", action="store_true", help="print the per-model table as markdown")
@@ -62,6 +65,19 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--report", nargs="+", metavar="JSON", help="no run: tables from saved --json files")
     parser.add_argument("--list", action="store_true", help="print the selected models and exit")
     return parser
+
+
+def _commit() -> str:
+    """The jitcore commit the run measures (with a + when the tree has changes), for the record."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return head + ("+" if dirty else "")
 
 
 def _libraries(text: str | None) -> tuple:
@@ -111,12 +127,13 @@ def main(argv=None) -> int:
             meta["torch"] = torch.__version__
         except ImportError:
             pass
+        meta["commit"] = _commit()
         print(f"{len(entries)} models, {options.device}, backend {backend}, timeout {options.timeout:.0f}s",
               flush=True)
         records = runner.run(entries, device=options.device, backend=backend, timeout=options.timeout,
                              jobs=options.jobs, threads=options.threads, json_path=options.json, meta=meta,
                              progress=lambda r: print(_line(r), flush=True), compilers=_compilers(options.compilers),
-                             in_process=options.in_process)
+                             in_process=options.in_process, steady_calls=options.steady_calls)
     print()
     print("\n".join(summary.Summary.of(records).lines()))
     extra = summary.more_graphs(records)

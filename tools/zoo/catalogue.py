@@ -27,7 +27,7 @@ HF_HEADS = {"causal_lm": "AutoModelForCausalLM", "seq_cls": "AutoModelForSequenc
 #: Small and fast on 2 CPU cores, across the three libraries and the main kinds (CNN, transformer blocks,
 #: encoder-decoder, mixture of experts, causal LM and classification heads): `--small`, and `make test`.
 SMALL = (
-    "timm/test_resnet", "timm/test_vit", "timm/test_efficientnet", "tv/mobilenet_v3_small", "tv/squeezenet1_0",
+    "timm/test_resnet", "timm/test_vit", "timm/test_efficientnet", "tv/mobilenet_v3_small", "tv/shufflenet_v2_x0_5",
     "hf/bert", "hf/gpt2:causal_lm", "hf/t5", "hf/mixtral", "hf/distilbert:seq_cls",
 )
 
@@ -145,7 +145,8 @@ def refresh_families(path: str = _FAMILIES_FILE) -> dict:
 
     families = {
         # test_* models are toy configurations of their family: --small runs them, the families run real ones
-        "timm": _smallest([m for m in timm.list_models() if not m.startswith("test_")],lambda m: timm_family(m, _model_to_module[m]),
+        "timm": _smallest([m for m in timm.list_models() if not m.startswith("test_")],
+                          lambda m: timm_family(m, _model_to_module[m]),
                           lambda m: timm.create_model(m, pretrained=False)),
         "tv": _smallest(_tv_classifiers(), tv_family, lambda m: tvm.get_model(m, weights=None)),
     }

@@ -18,7 +18,7 @@ import torch  # noqa: E402
 
 from tools.zoo.build import BuildError, build  # noqa: E402
 from tools.zoo.catalogue import parse  # noqa: E402
-from tools.zoo.measure import COMPILERS, measure, warm_up  # noqa: E402
+from tools.zoo.measure import COMPILERS, STEADY_CALLS, measure, warm_up  # noqa: E402
 
 
 def _saver(path: str):
@@ -30,7 +30,8 @@ def _saver(path: str):
     return save
 
 
-def run_entry(name: str, device: str, backend: str, save, compilers=COMPILERS) -> dict:
+def run_entry(name: str, device: str, backend: str, save, compilers=COMPILERS,
+              steady_calls: int = STEADY_CALLS) -> dict:
     """Build and measure one model; `save(record)` is called whenever the record grows."""
     entry = parse(name)
     record = {"name": entry.name, "library": entry.library, "kind": entry.kind, "compilers": list(compilers),
@@ -50,7 +51,7 @@ def run_entry(name: str, device: str, backend: str, save, compilers=COMPILERS) -
     record["build_s"] = round(time.perf_counter() - started, 2)
     warm_up(torch.device(device), backend, compilers)
     try:
-        measure(built, record, saving, torch.device(device), backend, compilers)
+        measure(built, record, saving, torch.device(device), backend, compilers, steady_calls)
     except Exception as exc:  # eager itself failed on the inputs: nothing to compare against
         if record.get("phase") != "eager":
             raise
@@ -67,12 +68,13 @@ def main(argv=None) -> int:
     parser.add_argument("--out", required=True)
     parser.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
     parser.add_argument("--compilers", default="jitcore,torch", help="which compilers to measure, in order")
+    parser.add_argument("--steady-calls", type=int, default=STEADY_CALLS, help="timed calls after the first")
     options = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     if options.threads:
         torch.set_num_threads(options.threads)
     run_entry(options.name, options.device, options.backend, _saver(options.out),
-              tuple(options.compilers.split(",")))
+              tuple(options.compilers.split(",")), options.steady_calls)
     return 0
 
 

@@ -60,12 +60,13 @@ def _timed(fn, args, kwargs, device):
     return out, time.perf_counter() - started
 
 
-def _steady(fn, args, kwargs, device) -> float:
+def _steady(fn, args, kwargs, device, calls: int) -> float | None:
+    """Median time of up to `calls` calls (at least 2 unless `calls` is 0: no timing, None)."""
     times = []
     budget_end = time.perf_counter() + _STEADY_BUDGET_S
-    while len(times) < STEADY_CALLS and (len(times) < 2 or time.perf_counter() < budget_end):
+    while len(times) < calls and (len(times) < 2 or time.perf_counter() < budget_end):
         times.append(_timed(fn, args, kwargs, device)[1])
-    return statistics.median(times)
+    return statistics.median(times) if times else None
 
 
 def _user_frame(exc: BaseException) -> str:
@@ -90,7 +91,7 @@ def _error(exc: BaseException) -> dict:
             "raised_at": raised_at}
 
 
-def _run_compiled(compiled, built, eager_out, device, result: dict) -> None:
+def _run_compiled(compiled, built, eager_out, device, result: dict, calls: int) -> None:
     """First call, correctness and steady time of one compiler, into `result`."""
     try:
         out, result["first_s"] = _timed(compiled, built.args, built.kwargs, device)
@@ -100,18 +101,18 @@ def _run_compiled(compiled, built, eager_out, device, result: dict) -> None:
     result["max_diff"] = max_difference(eager_out, out)
     result["correct"] = result["max_diff"] <= 1.0
     try:
-        result["steady_s"] = _steady(compiled, built.args, built.kwargs, device)
+        result["steady_s"] = _steady(compiled, built.args, built.kwargs, device, calls)
     except Exception as exc:  # a later call that raises is as bad as the first
         result["error"] = _error(exc)
 
 
-def _jitcore(built, eager_out, device, backend, record, save) -> None:
+def _jitcore(built, eager_out, device, backend, record, save, calls: int) -> None:
     result = record["jitcore"] = {"phase": "first call"}
     save()
     jit.reset()
     counting = _Counting(jit_backends.lookup(backend))
     compiled = jit.compile(built.model, backend=counting)
-    _run_compiled(compiled, built, eager_out, device, result)
+    _run_compiled(compiled, built, eager_out, device, result, calls)
     result["graphs"], result["ops"] = counting.graphs, counting.ops
     result["fallbacks"] = [e.message[:300] for e in jit_console.EVENTS if e.topic == "fallbacks"]
     result["phase"] = "explain"
@@ -130,7 +131,7 @@ def _jitcore(built, eager_out, device, backend, record, save) -> None:
     jit.reset()
 
 
-def _torch_compile(built, eager_out, device, backend, record, save) -> None:
+def _torch_compile(built, eager_out, device, backend, record, save, calls: int) -> None:
     from torch._dynamo.backends.registry import lookup_backend  # lazy: keeps dynamo's import out of jitcore's time
     from torch._dynamo.utils import counters  # lazy: as above
     result = record["torch"] = {"phase": "first call"}
@@ -139,7 +140,7 @@ def _torch_compile(built, eager_out, device, backend, record, save) -> None:
     counters.clear()
     counting = _Counting(lookup_backend(backend))
     compiled = torch.compile(built.model, backend=counting)
-    _run_compiled(compiled, built, eager_out, device, result)
+    _run_compiled(compiled, built, eager_out, device, result, calls)
     result["graphs"], result["ops"] = counting.graphs, counting.ops
     result["break_reasons"] = sorted(counters["graph_break"], key=lambda r: -counters["graph_break"][r])[:10]
     result["breaks"] = sum(counters["graph_break"].values())
@@ -169,15 +170,17 @@ def warm_up(device: torch.device, backend: str, compilers=COMPILERS) -> None:
             torch._dynamo.reset()
 
 
-def measure(built, record: dict, save, device: torch.device, backend: str, compilers=COMPILERS) -> None:
+def measure(built, record: dict, save, device: torch.device, backend: str, compilers=COMPILERS,
+            steady_calls: int = STEADY_CALLS) -> None:
     """Fill `record` with eager's figures and those of each compiler (jitcore, torch) for `built`, in that
-    order; `save()` after each phase."""
+    order; `save()` after each phase. `steady_calls=0` skips the steady-state timing (tests)."""
     record["phase"] = "eager"
     save()
     with torch.no_grad():
         eager_out, first = _timed(built.model, built.args, built.kwargs, device)
         again = built.model(*built.args, **built.kwargs)
-        record["eager"] = {"first_s": first, "steady_s": _steady(built.model, built.args, built.kwargs, device),
+        steady = _steady(built.model, built.args, built.kwargs, device, steady_calls)
+        record["eager"] = {"first_s": first, "steady_s": steady,
                            "deterministic": max_difference(eager_out, again) <= 1.0}
         del again
         runners = {"jitcore": _jitcore, "torch": _torch_compile}
@@ -185,7 +188,7 @@ def measure(built, record: dict, save, device: torch.device, backend: str, compi
             record["phase"] = name
             gc.collect()
             started = time.perf_counter()
-            runners[name](built, eager_out, device, backend, record, save)
+            runners[name](built, eager_out, device, backend, record, save, steady_calls)
             record[name]["phase_s"] = round(time.perf_counter() - started, 2)
     record.pop("phase")
     save()

@@ -88,7 +88,7 @@ class Summary:
         both = [r for r in records if outcome(r) == "ok" and outcome(r, "torch") == "ok"]
         first = [r["jitcore"]["first_s"] / r["torch"]["first_s"] for r in both]
         steady = [r["jitcore"]["steady_s"] / r["torch"]["steady_s"] for r in both
-                  if "steady_s" in r["jitcore"] and "steady_s" in r["torch"]]
+                  if r["jitcore"].get("steady_s") and r["torch"].get("steady_s")]
         graphs = [(r["jitcore"].get("graphs", 0), r["torch"].get("graphs", 0)) for r in both]
         fallbacks = sum(1 for r in records if (r.get("jitcore") or {}).get("fallbacks"))
         return cls({k: counts.get(k, 0) for k in OUTCOMES}, {k: torch_counts.get(k, 0) for k in OUTCOMES},
@@ -151,7 +151,8 @@ def markdown(records) -> str:
     out = ["```", *summary.lines(), "```", ""]
     extra = more_graphs(records)
     if extra:
-        out += ["**More graphs than torch.compile, or none where it has some** (jitcore / torch.compile graphs, jitcore's first break):", ""]
+        out += ["**More graphs than torch.compile, or none where it has some** (jitcore / torch.compile graphs, "
+                "jitcore's first break):", ""]
         out += [f"- `{r['name']}` {r['jitcore']['graphs']} / {r['torch']['graphs']}: {_cell(first_break(r))}"
                 for r in sorted(extra, key=lambda r: r["jitcore"]["graphs"] - r["torch"]["graphs"], reverse=True)]
         out.append("")
