@@ -62,7 +62,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="run the models in this process, without timeouts (faster start; tests use it)")
     parser.add_argument("--markdown", action="store_true", help="print the per-model table as markdown")
     parser.add_argument("--findings", action="store_true", help="print the triage: problems grouped by cause")
-    parser.add_argument("--report", nargs="+", metavar="JSON", help="no run: tables from saved --json files")
+    parser.add_argument("--report", nargs="+", metavar="JSON",
+                        help="no run: tables from saved --json files (a model in several: the last file's record)")
     parser.add_argument("--list", action="store_true", help="print the selected models and exit")
     return parser
 
@@ -107,7 +108,8 @@ def main(argv=None) -> int:
         raise SystemExit(f"--device must be cpu or cuda[:N], got {options.device!r}")
     backend = options.backend or ("eager" if options.device == "cpu" else "inductor")
     if options.report:
-        records = [r for path in options.report for r in runner.load(path)]
+        merged = {r["name"]: r for path in options.report for r in runner.load(path)}  # a later file's record wins
+        records = list(merged.values())
     else:
         only = [part.strip() for part in options.only.split(",")] if options.only else None
         try:
