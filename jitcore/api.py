@@ -15,7 +15,7 @@ import torch
 from jitcore import backends
 from jitcore.capture.interpreter import clear_code_caches
 from jitcore.codegen import resume
-from jitcore.config import config
+from jitcore.config import check_backends_with, config
 from jitcore.errors import InvalidArgumentError, UnknownBackendError
 from jitcore.explaining import explain_call, explain_wrapper_call
 from jitcore.report import console as _console  # subscribes the console to jitcore.events
@@ -58,6 +58,18 @@ def make_options(backend=None, fullgraph=False, dynamic=None, cache_limit=None, 
         raise InvalidArgumentError(f"backend {backend!r}: {exc}") from None
     name = backend if isinstance(backend, str) else getattr(backend, "__name__", type(backend).__name__)
     return Options(compiled, name, fullgraph, dynamic, cache_limit)
+
+
+def _check_backend_name(name: str) -> None:
+    """jit.config.backend = name (and JITCORE_BACKEND): a name the registry knows, else the registry's message."""
+    if name not in backends.list():
+        try:
+            backends.lookup(name)
+        except backends.UnknownBackendError as exc:
+            raise UnknownBackendError(str(exc)) from None
+
+
+check_backends_with(_check_backend_name)
 
 
 def _python_function(obj, what: str):

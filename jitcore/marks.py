@@ -1,12 +1,17 @@
 """Marks users put on their functions, read by every layer: disabled (never traced), allowed in graph (one graph
-node), and `is_compiling()` (which capture folds to True). A leaf module: it imports nothing of jitcore.
+node), and `is_compiling()` (which capture folds to True); torch's own not-to-compile marks count as disabled. A
+leaf module: it imports nothing of jitcore.
 
 Marks never keep a function alive longer than the user does, except `allow_in_graph`'s, which holds the function
 as torch.compile's does (the mark is a promise about that function object).
 """
 from __future__ import annotations
 
-__all__ = ["mark_disabled", "is_disabled", "allow_in_graph", "is_allowed_in_graph", "is_compiling", "mark_dynamic",
+import os
+
+import torch
+
+__all__ = ["mark_disabled", "is_disabled", "is_marked_disabled", "disabled_by_torch", "TORCH_DISABLE_WRAPPERS", "allow_in_graph", "is_allowed_in_graph", "is_compiling", "mark_dynamic",
            "maybe_mark_dynamic", "mark_static"]
 
 _DISABLED_ATTR = "__jitcore_disabled__"
@@ -25,8 +30,37 @@ def mark_disabled(fn) -> None:
 
 
 def is_disabled(fn) -> bool:
+    """Marked not to compile: with jit.disable, or by torch (`disabled_by_torch`)."""
+    return is_marked_disabled(fn) or disabled_by_torch(fn)
+
+
+def is_marked_disabled(fn) -> bool:
+    """Marked with jit.disable."""
     target = getattr(fn, "__func__", fn)
     return getattr(target, _DISABLED_ATTR, False) is True or id(target) in _disabled_ids
+
+
+def disabled_by_torch(fn) -> bool:
+    """A function torch marks as not-to-compile: the wrapper `torch._dynamo.disable` returns (it carries
+    `_torchdynamo_disable`), or the one `torch._disable_dynamo` returns (torch's own decorator, on
+    `Optimizer.zero_grad` and friends: recognised by its code). Dynamo runs both in Python, never traced."""
+    target = getattr(fn, "__func__", fn)
+    if getattr(target, "_torchdynamo_disable", False) is True:
+        return True
+    code = getattr(target, "__code__", None)
+    return code is not None and (code.co_filename, code.co_qualname) in TORCH_DISABLE_WRAPPERS
+
+
+def _torch_disable_wrappers() -> frozenset:
+    """(filename, qualname) of the wrapper functions of torch's disable decorators, found without importing
+    torch._dynamo (torch imports torch._compile itself)."""
+    root = os.path.dirname(torch.__file__)
+    return frozenset({(os.path.join(root, "_compile.py"), "_disable_dynamo.<locals>.inner"),
+                      (os.path.join(root, "_dynamo", "eval_frame.py"), "DisableContext.__call__.<locals>._fn")})
+
+
+#: the code locations of torch's disable wrappers: a frame running one runs a region torch keeps uncompiled
+TORCH_DISABLE_WRAPPERS = _torch_disable_wrappers()
 
 
 def allow_in_graph(fn) -> None:

@@ -17,7 +17,7 @@ import sys
 import types
 import weakref
 
-from jitcore.guards import FunctionMatch, IdMatch, TypeMatch
+from jitcore.guards import CodeMatch, FunctionMatch, IdMatch, TypeMatch
 from jitcore.guards.tree import Held
 from jitcore.config import config
 from jitcore.marks import is_disabled
@@ -33,6 +33,7 @@ from jitcore.capture.values.cells import CellBox, RootCell
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.exception import ExceptionValue, TracedException, chain_context, exception_from_break
 from jitcore.capture.values.objects import is_trusted_module
+from jitcore.capture.values.torch_rules import is_torch_runtime
 from jitcore.capture.values.arguments import bind_arguments
 from jitcore.capture.values.generator import GeneratorValue
 
@@ -401,17 +402,19 @@ class FrameState:
             name = getattr(fn, "__qualname__", fn)
             raise GraphBreak("unsupported_call", f"{name} is not a Python function ({type(fn).__name__})")
         code = fn.__code__
+        if is_torch_runtime(fn):
+            raise GraphBreak("torch_runtime", f"{fn.__module__}.{fn.__qualname__}()")
         if is_disabled(fn):
             raise GraphBreak("disabled_function", f"{fn.__qualname__} is marked with jit.disable")
         if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
             raise GraphBreak("generator", f"calling coroutine function {fn.__qualname__}")
         if fn_source is not None:
             # `helper.__code__ = other.__code__` between calls: the graph inlined this code
-            self.ctx.guard(AttrSource(fn_source, "__code__"), IdMatch(code))
+            self.ctx.guard(AttrSource(fn_source, "__code__"), CodeMatch(code, unwrapped))
         elif isinstance(fn, types.FunctionType) and not is_trusted_module(fn.__module__):
             # found without a source (a method in a class dict, a property's getter): the function object is
             # guarded where it was found; its code and defaults here
-            self.ctx.guard(None, FunctionMatch(fn))
+            self.ctx.guard(None, FunctionMatch(fn, body_of=unwrapped))
         # a function intercepted in place runs its own body behind the dispatcher: inline that body
         code = unwrapped(code)
         defaults = self._wrap_defaults(fn, fn_source)

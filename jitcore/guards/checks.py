@@ -27,6 +27,7 @@ __all__ = [
     "DictKeysMatch",
     "EqualsMatch",
     "FunctionMatch",
+    "CodeMatch",
     "HasAttrMatch",
     "IdMatch",
     "InstanceDictAbsent",
@@ -671,14 +672,19 @@ class DistinctObjects(Relation):
 class FunctionMatch(Check):
     """A root check on a function capture inlined without a source to guard it on (a method found in a class
     dict, a property's getter): its `__code__` and `__defaults__` are still the objects it was traced with. The
-    function is held through a weak reference (a dead one fails)."""
+    function is held through a weak reference (a dead one fails).
 
-    __slots__ = ("_ref", "code", "defaults", "label")
+    `body_of(code)`, when given, maps a code to the body it runs (a dispatch prologue installed in place runs the
+    function's own body after dispatching: Note [Prologues run the same body] in `CodeMatch`); the check holds the
+    body, so installing or removing such a prologue keeps it true."""
+
+    __slots__ = ("_ref", "code", "defaults", "label", "body_of")
     cost = 3
 
-    def __init__(self, fn, label: str | None = None) -> None:
+    def __init__(self, fn, label: str | None = None, body_of=None) -> None:
         self._ref = weakref.ref(fn)
-        self.code = fn.__code__
+        self.body_of = body_of
+        self.code = fn.__code__ if body_of is None else body_of(fn.__code__)
         self.defaults = fn.__defaults__
         self.label = label or getattr(fn, "__qualname__", "function")
 
@@ -689,13 +695,17 @@ class FunctionMatch(Check):
     def render(self, var: str, ns: Namespace) -> str:
         fn = f"{ns.constant(self._ref, 'fn')}()"
         defaults = "None" if self.defaults is None else ns.constant(self.defaults, "defaults")
-        return f"{fn}.__code__ is {ns.constant(self.code, 'code')} and {fn}.__defaults__ is {defaults}"
+        code = ns.constant(self.code, "code")
+        same = f"{fn}.__code__ is {code}"
+        if self.body_of is not None:
+            same = f"({same} or {ns.constant(self.body_of, 'body_of')}({fn}.__code__) is {code})"
+        return f"{same} and {fn}.__defaults__ is {defaults}"
 
     def explain(self, value: object = None) -> str | None:
         fn = self._ref()
         if fn is None:
             return "the function it was compiled for no longer exists"
-        if fn.__code__ is not self.code:
+        if fn.__code__ is not self.code and (self.body_of is None or self.body_of(fn.__code__) is not self.code):
             return "__code__ was replaced"
         if fn.__defaults__ is not self.defaults:
             return f"__defaults__ changed {short_repr(self.defaults)} -> {short_repr(fn.__defaults__)}"
@@ -705,7 +715,39 @@ class FunctionMatch(Check):
         return f"FunctionMatch({self.label})"
 
     def _key(self) -> tuple:
-        return (id(self._ref), id(self.code), id(self.defaults))
+        return (id(self._ref), id(self.code), id(self.defaults), id(self.body_of))
+
+
+class CodeMatch(Check):
+    """`body_of(v) is code` for a function's `__code__`: the function still runs the body it was traced with.
+
+    Note [Prologues run the same body]: jitcore installs dispatch prologues in place (`enabled()`, JITCORE=1): the
+    function's `__code__` becomes a prologue that dispatches, then runs the original body. A caller that inlined
+    the function computes the same thing either way, so a prologue installed or removed after the caller was
+    captured must not fail its guard (it recompiled the caller every time a callee got compiled on its own).
+    `body_of` (capture's `prologues.unwrapped`) maps a prologue to the code it wraps and any other code to itself."""
+
+    __slots__ = ("code", "body_of")
+    cost = 2
+
+    def __init__(self, code, body_of) -> None:
+        self.code = body_of(code)
+        self.body_of = body_of
+
+    def render(self, var: str, ns: Namespace) -> str:
+        code = ns.constant(self.code, "code")
+        return f"({var} is {code} or {ns.constant(self.body_of, 'body_of')}({var}) is {code})"
+
+    def explain(self, value: object) -> str | None:
+        if value is self.code or self.body_of(value) is self.code:
+            return None
+        return f"__code__ was replaced (expected the code of {self.code.co_qualname}, got {short_repr(value)})"
+
+    def describe(self) -> str:
+        return f"CodeMatch({self.code.co_qualname})"
+
+    def _key(self) -> tuple:
+        return (id(self.code), id(self.body_of))
 
 
 class InstanceDictAbsent(Check):

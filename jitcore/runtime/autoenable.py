@@ -1,11 +1,25 @@
-"""Auto-enable's discovery: one *global* PY_START callback that gives user tensor functions the dispatch prologue.
+"""Auto-enable's discovery: one *global* PY_START callback that gives the user's tensor functions the dispatch prologue.
 
 jitcore.autoenable (JITCORE=1, `python -m jitcore run`) arms it with the compile options to use. The callback
 runs on a sys.monitoring tool id of its own (not the one enabled() blocks use), armed once, and the first call of
-each code object decides. User code (not the standard library, site-packages, torch or jitcore) whose arguments
-hold a tensor or an nn.Module gets the dispatch prologue, captured from this call's arguments as in enabled(): this
-call runs natively, later calls run compiled. Everything else gets DISABLE and costs nothing after.
+each code object decides: the user's code (Note [Only the user's code]) whose arguments hold a tensor or an
+nn.Module gets the dispatch prologue, captured from this call's arguments as in enabled(): this call runs natively,
+later calls run compiled. Everything else gets DISABLE (on this tool id only) and costs nothing after.
 Entry points: `AUTO` (the process-wide `AutoEnabler`: `start(options)`, `stop()`, `caches()`), `original_code(fn)`.
+
+Note [Only the user's code]: a function is the user's when
+- its code comes from a source file outside the standard library, site-packages, torch and jitcore, or was
+  compiled in the `__main__` module itself (`python -c`, stdin, an exec() with the script's globals); code made
+  by libraries at run time (`<string>`: namedtuple and dataclass methods, torch's `return_type` and
+  `ArgsKwargsPair` constructors) never is;
+- it is a plain function or method (not a generator, coroutine or class body; no dunder but `__call__`);
+- neither jit.disable nor torch (`torch._dynamo.disable`, `torch._disable_dynamo`) marks it not-to-compile, and
+  it is not called inside a region torch keeps uncompiled (below a `torch._dynamo.disable` wrapper);
+- the call is not one jitcore or torch makes on its own behalf: nothing is decided while this thread captures or
+  compiles, or while torch dispatches to a Python mode (FakeTensor, a TorchDispatchMode), or when jitcore's own
+  code is the caller.
+Inside captured code the same line is drawn by capture: torch's own machinery (`torch_rules.is_torch_runtime`)
+is never traced or given a compiled copy, and a user function that already runs a prologue is inlined through it.
 """
 from __future__ import annotations
 
@@ -21,7 +35,10 @@ import weakref
 import torch
 
 from jitcore import events
-from jitcore.marks import is_disabled
+from jitcore.capture.prologues import wraps
+from jitcore.config import config
+from jitcore.marks import TORCH_DISABLE_WRAPPERS, is_disabled
+from jitcore.runtime.cache import compiling_here
 from jitcore.runtime.install import new_cache
 from jitcore.runtime.monitor import frame_function
 from jitcore.runtime.prologue import FALLTHROUGH, build_prologue_code
@@ -35,6 +52,24 @@ _TOOL_IDS = (4, 3)
 _NOT_PLAIN = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 #: dunder methods are called by Python's machinery (construction, repr, attribute hooks), never hot tensor code
 _DUNDERS_KEPT = frozenset({"__call__"})
+#: filenames of code compiled from a string; the user's only when compiled in __main__ (`python -c`, stdin)
+_MAIN_FILENAMES = frozenset({"<string>", "<stdin>"})
+
+
+def _main_globals():
+    main = sys.modules.get("__main__")
+    return getattr(main, "__dict__", None)
+
+
+def _inside_torch_disable(frame) -> bool:
+    """A frame below a torch disable wrapper: `torch._dynamo.disable` keeps everything it calls uncompiled."""
+    frame = frame.f_back
+    while frame is not None:
+        code = frame.f_code
+        if (code.co_filename, code.co_qualname) in TORCH_DISABLE_WRAPPERS:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _library_roots() -> tuple:
@@ -134,26 +169,53 @@ class AutoEnabler:
         if not self._may_be_user_code(code):
             return _MON.DISABLE
         frame = sys._getframe(1)
-        caller = frame.f_back
-        if caller is not None and caller.f_code.co_filename.startswith(self._own):
-            # jitcore itself calls it (a compiled copy falling back to the original, capture reading a property):
-            # decide when the user calls it
-            return None
+        if code.co_filename.startswith("<") and frame.f_globals is not _main_globals():
+            return _MON.DISABLE  # made at run time by a library (a namedtuple's __new__, a dataclass's __init__)
+        if self._on_behalf_of_jitcore_or_torch(frame):
+            return None  # decide when the user calls it
         self.seen += 1
         try:
             if not self._holds_tensors(frame, code):
                 return _MON.DISABLE
+            if _inside_torch_disable(frame) or self._below_a_first_call(frame):
+                return None  # decide on a later call
             self._install(code, frame)
-        except Exception as exc:  # never let discovery abort the user's call
+        except Exception as exc:
+            if config.strict:
+                raise  # JITCORE_STRICT=1: jitcore's own errors reach the program
+            # never let discovery abort the user's call
             events.emit("fallbacks", f"JITCORE=1: internal error while compiling {code.co_qualname}: "
                         f"{type(exc).__name__}: {exc}; it runs natively", key=("autoenable", code), always=True)
             return _MON.DISABLE
         # closures re-created per call share this code: keep looking at new instances
         return None if code.co_freevars else _MON.DISABLE
 
+    def _on_behalf_of_jitcore_or_torch(self, frame) -> bool:
+        """The call is jitcore's (capture or a backend at work on this thread; a compiled copy falling back to the
+        original, capture reading a property) or torch's own dispatch to Python (FakeTensor, dispatch modes)."""
+        if compiling_here():
+            return True
+        caller = frame.f_back
+        if caller is not None and caller.f_code.co_filename.startswith(self._own):
+            return True
+        return torch._C._len_torch_dispatch_stack() > 0 \
+            or torch._C._dispatch_tls_is_dispatch_key_excluded(torch._C.DispatchKey.Python)
+
+    def _below_a_first_call(self, frame) -> bool:
+        """Called (at any depth) from the native first call of a function given a prologue at that call: its
+        capture inlined this call already, so compiling it on its own now would only be thrown away. (A native
+        run through the prologue, past the cache limit say, runs the prologue code, not the original.)"""
+        prologues = self._prologues
+        frame = frame.f_back
+        while frame is not None:
+            if frame.f_code in prologues:
+                return True
+            frame = frame.f_back
+        return False
+
     def _may_be_user_code(self, code) -> bool:
         filename = code.co_filename
-        if filename.startswith("<") and filename not in ("<string>", "<stdin>"):
+        if filename.startswith("<") and filename not in _MAIN_FILENAMES:
             return False  # frozen modules, fx and jitcore generated code
         if code.co_flags & _NOT_PLAIN or code.co_name == "<module>":
             return False
@@ -203,6 +265,7 @@ class AutoEnabler:
             if len(args) == len(cache.params):
                 cache.prepare(args, fn.__closure__)
             self.installed[fn] = code
+            wraps(prologue, code)  # a caller being captured inlines fn's own body, not the prologue
             fn.__code__ = prologue
             self.installs += 1
 

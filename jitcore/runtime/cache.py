@@ -8,7 +8,9 @@ are assembled by runtime/entry.py.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import random
 import threading
 
 from jitcore.capture.frame import arg_names
@@ -19,10 +21,40 @@ from jitcore.runtime.policy import RecompilePolicy
 from jitcore.runtime.prologue import FALLTHROUGH
 from jitcore.runtime.stats import STATS
 
-__all__ = ["FrameCache", "Entry", "Options", "STATS", "CAPTURE_LOCK"]
+__all__ = ["FrameCache", "Entry", "Options", "STATS", "CAPTURE_LOCK", "compiling_here"]
 
 #: held while any cache captures or compiles (Note [Threads]); re-entrant: a capture may compile a callee's copy
 CAPTURE_LOCK = threading.RLock()
+
+
+class _Compiling(threading.local):
+    depth = 0
+
+
+_COMPILING = _Compiling()
+
+
+def compiling_here() -> bool:
+    """True while this thread captures or compiles (auto-enable ignores the frames that work enters)."""
+    return _COMPILING.depth > 0
+
+
+@contextlib.contextmanager
+def _compile_section():
+    """CAPTURE_LOCK, held for one miss or prepare.
+
+    Note [Compiling leaves no trace]: what jitcore does to compile must not be seen by the program. Python's
+    `random` state is put back after: modules imported on the first compile draw from it (rich.style seeds an id
+    counter with random.getrandbits at import), and a seeded program must draw the same numbers compiled or not.
+    Capture runs none of the program's code, so nothing the program asked for is undone."""
+    with CAPTURE_LOCK:
+        state = random.getstate()
+        _COMPILING.depth += 1
+        try:
+            yield
+        finally:
+            _COMPILING.depth -= 1
+            random.setstate(state)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,7 +117,7 @@ class FrameCache:
         takes CAPTURE_LOCK, one lock for every cache: capture and backends touch process-wide state (fake tensor
         modes, torch's tracing contexts), and a thread that missed while another compiled finds its entry here.
         Nothing runs user code under the lock."""
-        with self._lock:
+        with _compile_section():
             STATS.dispatch_misses += 1
             for entry in self.entries:  # another thread may have added a matching entry meanwhile
                 if entry.guard_check(*args, cells):
@@ -116,7 +148,7 @@ class FrameCache:
 
     def prepare(self, args: tuple, cells) -> None:
         """Make sure an entry exists for these arguments without running anything (first calls in enabled())."""
-        with self._lock:
+        with _compile_section():
             if any(entry.guard_check(*args, cells) for entry in self.entries):
                 return
             if not self.policy.admit(self.entries, args, cells):  # a recompile: reported and learnt from as a miss

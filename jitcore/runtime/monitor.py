@@ -1,9 +1,14 @@
 """The sys.monitoring tool: PY_START interception of registered code objects inside `enabled()` blocks.
 
 On the first PY_START of a registered function in a block, the callback finds the function instance being called,
-captures from the frame's live arguments, installs the dispatch prologue on that instance and returns DISABLE; the
-current call runs natively and later calls go through the prologue. Leaving the outermost block clears the local
-events and restores every original `__code__`. Only local PY_START events are used (DESIGN §8).
+captures from the frame's live arguments, installs the dispatch prologue on that instance and clears that code's
+local event; the current call runs natively and later calls go through the prologue. Leaving the outermost block
+clears the local events and restores every original `__code__`. Only local PY_START events are used (DESIGN §8).
+
+Note [Living beside other monitoring tools]: the callback never returns DISABLE. DISABLE is sticky per location
+until `sys.monitoring.restart_events()`, and restart_events re-enables the events every other tool (coverage, a
+profiler, a debugger) disabled for itself. A code that needs no more interception gets its local events cleared
+instead, which touches only jitcore's own tool id.
 """
 from __future__ import annotations
 
@@ -49,7 +54,6 @@ class Monitor:
         self._on_start = on_start
         self.tool_id = None
         self.watched: set = set()
-        self.disabled_any = False
         #: callbacks fired, for tests that prove interception used sys.monitoring
         self.fired = 0
 
@@ -69,10 +73,6 @@ class Monitor:
             events.emit("fallbacks", "no free sys.monitoring tool id: registered functions run natively", always=True)
             return
         _MON.register_callback(self.tool_id, _EVENTS.PY_START, self._callback)
-        if self.disabled_any:
-            # DISABLE from an earlier block is sticky per location; a fresh block must see first calls again
-            _MON.restart_events()
-            self.disabled_any = False
 
     def watch(self, code) -> None:
         if self.armed and code not in self.watched:
@@ -97,7 +97,10 @@ class Monitor:
 
     def _callback(self, code, offset):
         if code not in self.watched:
-            return _MON.DISABLE
+            # an event set before this block (cpython gh-111963): clear it, never DISABLE (Note [Living beside
+            # other monitoring tools])
+            _MON.set_local_events(self.tool_id, code, 0)
+            return None
         self.fired += 1
         try:
             done = self._on_start(code, sys._getframe(1))
@@ -106,8 +109,7 @@ class Monitor:
                 key=("monitor", code), always=True)
             done = True
         if done:
-            self.disabled_any = True
-            return _MON.DISABLE
+            self.unwatch(code)
         return None
 
 

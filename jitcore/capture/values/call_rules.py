@@ -22,7 +22,7 @@ from typing import Callable, NamedTuple
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.tensor import graph_call
-from jitcore.marks import is_allowed_in_graph, is_disabled
+from jitcore.marks import is_allowed_in_graph, is_marked_disabled
 
 __all__ = ["Meaning", "CallRule", "rules_for", "first_rule", "call", "register_callable", "register_type",
            "register_predicate", "claims", "ALLOWED_IN_GRAPH", "DISABLED", "KNOWN_CALLABLE", "TORCH_OPERATOR",
@@ -53,7 +53,7 @@ class CallRule(NamedTuple):
 
 # -- priorities ----------------------------------------------------------------------------------------------
 ALLOWED_IN_GRAPH = 100  # jit.allow_in_graph: one graph node, whatever else would apply
-DISABLED = 90           # jit.disable: never traced into
+DISABLED = 90           # jit.disable, and torch's own not-to-compile code: never traced into
 KNOWN_CALLABLE = 80     # jitcore's meaning for one callable: a lookaside, a builtin's rule, a modelled constructor
 TORCH_OPERATOR = 70     # a callable from torch's operator namespaces or a Tensor method
 NATIVE_LIBRARY = 60     # a standard-library function with effects
@@ -155,7 +155,7 @@ def _marked_allowed(fn) -> bool:
 
 
 def _marked_disabled(fn) -> bool:
-    return not isinstance(fn, type) and is_disabled(fn)
+    return not isinstance(fn, type) and is_marked_disabled(fn)
 
 
 def graph_node(state, fn, args, kwargs):

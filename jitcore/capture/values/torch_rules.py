@@ -20,13 +20,13 @@ import torch.overrides
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.call_rules import (CallRule, Meaning, register_callable, register_predicate, graph_node,
-                                               KNOWN_CALLABLE, TORCH_OPERATOR, NATIVE_LIBRARY)
+                                               DISABLED, KNOWN_CALLABLE, TORCH_OPERATOR, NATIVE_LIBRARY)
 from jitcore.capture.values.base import NOT_CONSTANT
 from jitcore.capture.values.constant import const, fold
 from jitcore.capture.values.introspection import signature_lookaside
-from jitcore.marks import is_compiling
+from jitcore.marks import disabled_by_torch, is_compiling
 
-__all__ = ["is_torch_operator", "is_op_overload", "is_function_apply"]
+__all__ = ["is_torch_operator", "is_op_overload", "is_function_apply", "is_torch_runtime"]
 
 #: standard-library modules whose Python functions are traced like user code (pure helpers, no I/O)
 _INLINED_STDLIB = frozenset({"functools", "dataclasses", "typing", "enum", "abc", "collections", "operator",
@@ -35,6 +35,15 @@ _INLINED_STDLIB = frozenset({"functools", "dataclasses", "typing", "enum", "abc"
 #: standard-library modules whose calls are reported as I/O
 _IO_STDLIB = frozenset({"logging", "io", "warnings", "pprint", "builtins", "sys", "traceback", "pickle", "json",
                         "csv", "shutil", "pathlib", "tempfile", "subprocess"})
+
+#: torch's own machinery, not tensor math: the autograd engine (backward, grad), optimizers (step and zero_grad:
+#: Python loops over parameters, foreach kernels, hooks), data loading and Dynamo. Dynamo skips them too. Their
+#: Python functions are never traced: a call is a graph break and runs in Python (Note [Only the user's code]).
+_TORCH_RUNTIME = ("torch.autograd", "torch._dynamo", "torch._compile", "torch.optim", "torch.utils.data")
+#: parts of those packages whose Python code is ordinary tensor code (custom autograd Functions, grad-mode helpers)
+_TORCH_RUNTIME_TRACED = ("torch.autograd.function", "torch.autograd.grad_mode", "torch.autograd.forward_ad")
+#: torch functions elsewhere that run the autograd engine
+_RUNS_AUTOGRAD = frozenset({torch.Tensor.backward})
 
 _GRAPH_MODULES = frozenset({
     "torch", "torch.functional", "torch.nn.functional", "torch._C._nn", "torch._C._linalg", "torch._C._fft",
@@ -66,6 +75,23 @@ def is_torch_operator(fn) -> bool:
 
 def is_op_overload(obj) -> bool:
     return isinstance(obj, _OP_TYPES)
+
+
+def is_torch_runtime(fn) -> bool:
+    """A Python function of torch's own machinery (`_TORCH_RUNTIME`), or one torch marks not-to-compile
+    (`torch._dynamo.disable`, `torch._disable_dynamo`): never traced into, never given a compiled copy."""
+    if not isinstance(fn, types.FunctionType):
+        return False
+    if fn in _RUNS_AUTOGRAD or disabled_by_torch(fn):
+        return True
+    module = fn.__module__
+    if not module or not module.startswith("torch."):
+        return False
+    return _under(module, _TORCH_RUNTIME) and not _under(module, _TORCH_RUNTIME_TRACED)
+
+
+def _under(module: str, packages: tuple) -> bool:
+    return any(module == package or module.startswith(package + ".") for package in packages)
 
 
 def _torch_call(state, fn, args, kwargs):
@@ -212,7 +238,11 @@ _AUTOGRAD_ENTRY_POINTS = (torch.autograd.backward, torch.autograd.grad)
 
 register_predicate(TORCH_OPERATOR, is_function_apply,
                    CallRule("autograd.Function.apply", Meaning.GRAPH, _function_apply))
-register_predicate(NATIVE_LIBRARY, _runs_training, CallRule("training step", Meaning.NATIVE, break_kind="autograd"))
+# torch.optim and autograd's entry points are torch machinery too: claimed at the same priority as the rest
+register_predicate(DISABLED, _runs_training, CallRule("training step", Meaning.NATIVE, break_kind="autograd"))
+# torch's machinery other than the training calls above (those say "autograd"): one claim per callable
+register_predicate(DISABLED, lambda fn: is_torch_runtime(fn) and not _runs_training(fn),
+                   CallRule("torch runtime", Meaning.NATIVE, break_kind="torch_runtime"))
 register_predicate(TORCH_OPERATOR, is_torch_operator, CallRule("torch operator", Meaning.GRAPH, _torch_call))
 register_predicate(NATIVE_LIBRARY, lambda fn: _native_root(fn) in _IO_STDLIB,
                    CallRule("standard-library I/O", Meaning.NATIVE, break_kind="print_or_io"))
