@@ -133,6 +133,9 @@ class GraphBreak(Exception):
         self.hint_fields = hint_fields or {}
         #: filled by the interpreter: (filename, lineno, source line, function name)
         self.location: tuple | None = None
+        #: filled by the interpreter: the torch function the break happened in, when it was inlining torch's own
+        #: code (the location is then the user's call into torch)
+        self.inside_torch = ""
         #: filled by the interpreter: where the root frame stood when capture stopped (its break point)
         self.root_offset: int | None = None
         self.root_visit = None

@@ -19,7 +19,7 @@ from jitcore.capture.interpreter import instructions_of
 from jitcore.capture.liveness import JUMPS, falls_through, live_locals
 from jitcore.capture.opcodes import HANDLERS
 from jitcore.capture.values.base import NullValue
-from jitcore.capture.values.torch_rules import is_torch_runtime
+from jitcore.capture.values.torch_rules import is_torch_code, is_torch_runtime
 from jitcore.marks import is_disabled
 
 __all__ = ["Continuation", "Successor", "NativeCallee", "continuation_at"]
@@ -197,4 +197,4 @@ def _has_compiled_copy(fn) -> bool:
     functions that are not Python's, such as Cython's, whose __code__ holds no bytecode), and not torch's own
     machinery (Note [Only the user's code])."""
     return isinstance(fn, types.FunctionType) and not is_disabled(fn) and not is_torch_runtime(fn) \
-        and not fn.__code__.co_flags & _NATIVE_FLAGS
+        and not is_torch_code(fn.__code__) and not fn.__code__.co_flags & _NATIVE_FLAGS

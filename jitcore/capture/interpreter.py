@@ -33,7 +33,7 @@ from jitcore.capture.values.cells import CellBox, RootCell
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.exception import ExceptionValue, TracedException, chain_context, exception_from_break
 from jitcore.capture.values.objects import is_trusted_module
-from jitcore.capture.values.torch_rules import is_torch_runtime
+from jitcore.capture.values.torch_rules import is_torch_code, is_torch_runtime
 from jitcore.capture.values.arguments import bind_arguments
 from jitcore.capture.values.generator import GeneratorValue
 
@@ -268,6 +268,14 @@ class FrameState:
             # where the root frame was when capture had to stop (or when the exception being handled was
             # raised): the break point of the frame
             brk.root_offset, brk.root_visit = self.origin()
+        if brk.location is None and self.parent is not None and is_torch_code(self.code):
+            # Note [Only the user's code] (runtime/autoenable.py): a break inside torch's own code is the user's
+            # call into torch, reported there; the detail names the torch function it stopped in
+            if not brk.inside_torch:
+                brk.inside_torch = f"{self.code.co_qualname}()"
+                brk.detail = f"{brk.detail}, inside torch's {brk.inside_torch}" if brk.detail \
+                    else f"inside torch's {brk.inside_torch}"
+            return brk
         if brk.location is None:
             filename = self.code.co_filename
             line = linecache.getline(filename, self.lineno)

@@ -10,8 +10,8 @@ matching rules, highest priority first (an identity claim before a type claim be
   lets the next rule answer (`torch.no_grad(1)` is not a grad-mode region: the class is constructed instead).
 
 Priorities, highest first: the user's marks (`jit.allow_in_graph`, `jit.disable`), then jitcore's own meaning for
-one known callable, then torch's operators, the standard library's functions, the kinds of class jitcore constructs,
-and last the callable's type. `claims()` lists every (callable or type, priority) claimed, for the test that no two
+one known callable, then torch's own machinery (run in Python), torch's operators, the standard library's
+functions, the kinds of class jitcore constructs, and last the callable's type. `claims()` lists every (callable or type, priority) claimed, for the test that no two
 rules claim one at the same priority.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ from jitcore.capture.values.tensor import graph_call
 from jitcore.marks import is_allowed_in_graph, is_marked_disabled
 
 __all__ = ["Meaning", "CallRule", "rules_for", "first_rule", "call", "register_callable", "register_type",
-           "register_predicate", "claims", "ALLOWED_IN_GRAPH", "DISABLED", "KNOWN_CALLABLE", "TORCH_OPERATOR",
+           "register_predicate", "claims", "ALLOWED_IN_GRAPH", "DISABLED", "KNOWN_CALLABLE", "TORCH_RUNTIME", "TORCH_OPERATOR",
            "NATIVE_LIBRARY", "NAMEDTUPLE_CLASS", "MODULE_CLASS", "EXCEPTION_CLASS", "DICT_CLASS", "PLAIN_CLASS",
            "BY_TYPE", "graph_node"]
 
@@ -53,8 +53,9 @@ class CallRule(NamedTuple):
 
 # -- priorities ----------------------------------------------------------------------------------------------
 ALLOWED_IN_GRAPH = 100  # jit.allow_in_graph: one graph node, whatever else would apply
-DISABLED = 90           # jit.disable, and torch's own not-to-compile code: never traced into
+DISABLED = 90           # jit.disable: never traced into
 KNOWN_CALLABLE = 80     # jitcore's meaning for one callable: a lookaside, a builtin's rule, a modelled constructor
+TORCH_RUNTIME = 75      # torch's own machinery and what torch marks not-to-compile: runs in Python at a break
 TORCH_OPERATOR = 70     # a callable from torch's operator namespaces or a Tensor method
 NATIVE_LIBRARY = 60     # a standard-library function with effects
 NAMEDTUPLE_CLASS = 50   # the kinds of class jitcore constructs, in the order their tests must run

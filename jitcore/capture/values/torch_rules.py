@@ -7,7 +7,9 @@ it is registered into the call-rule registry (values/call_rules.py) when this mo
 """
 from __future__ import annotations
 
+import functools
 import inspect
+import os
 import re
 import sys
 import types
@@ -20,13 +22,16 @@ import torch.overrides
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.call_rules import (CallRule, Meaning, register_callable, register_predicate, graph_node,
-                                               DISABLED, KNOWN_CALLABLE, TORCH_OPERATOR, NATIVE_LIBRARY)
+                                               KNOWN_CALLABLE, TORCH_RUNTIME, TORCH_OPERATOR, NATIVE_LIBRARY)
 from jitcore.capture.values.base import NOT_CONSTANT
 from jitcore.capture.values.constant import const, fold
 from jitcore.capture.values.introspection import signature_lookaside
 from jitcore.marks import disabled_by_torch, is_compiling
 
-__all__ = ["is_torch_operator", "is_op_overload", "is_function_apply", "is_torch_runtime"]
+__all__ = ["is_torch_operator", "is_op_overload", "is_function_apply", "is_torch_runtime", "is_torch_code"]
+
+#: the directory of torch's own Python code
+_TORCH_ROOT = os.path.join(os.path.dirname(os.path.realpath(torch.__file__)), "")
 
 #: standard-library modules whose Python functions are traced like user code (pure helpers, no I/O)
 _INLINED_STDLIB = frozenset({"functools", "dataclasses", "typing", "enum", "abc", "collections", "operator",
@@ -88,6 +93,18 @@ def is_torch_runtime(fn) -> bool:
     if not module or not module.startswith("torch."):
         return False
     return _under(module, _TORCH_RUNTIME) and not _under(module, _TORCH_RUNTIME_TRACED)
+
+
+def is_torch_code(code) -> bool:
+    """Code of torch's own Python modules (torch.nn's layers included): inlined where it is called from traced
+    code, but never the user's code (Note [Only the user's code]): a break inside it is reported at the user's call,
+    and it gets no compiled copy or resume function of its own."""
+    return _in_torch(code.co_filename)
+
+
+@functools.lru_cache(maxsize=512)
+def _in_torch(filename: str) -> bool:
+    return os.path.realpath(filename).startswith(_TORCH_ROOT)
 
 
 def _under(module: str, packages: tuple) -> bool:
@@ -239,9 +256,9 @@ _AUTOGRAD_ENTRY_POINTS = (torch.autograd.backward, torch.autograd.grad)
 register_predicate(TORCH_OPERATOR, is_function_apply,
                    CallRule("autograd.Function.apply", Meaning.GRAPH, _function_apply))
 # torch.optim and autograd's entry points are torch machinery too: claimed at the same priority as the rest
-register_predicate(DISABLED, _runs_training, CallRule("training step", Meaning.NATIVE, break_kind="autograd"))
+register_predicate(TORCH_RUNTIME, _runs_training, CallRule("training step", Meaning.NATIVE, break_kind="autograd"))
 # torch's machinery other than the training calls above (those say "autograd"): one claim per callable
-register_predicate(DISABLED, lambda fn: is_torch_runtime(fn) and not _runs_training(fn),
+register_predicate(TORCH_RUNTIME, lambda fn: is_torch_runtime(fn) and not _runs_training(fn),
                    CallRule("torch runtime", Meaning.NATIVE, break_kind="torch_runtime"))
 register_predicate(TORCH_OPERATOR, is_torch_operator, CallRule("torch operator", Meaning.GRAPH, _torch_call))
 register_predicate(NATIVE_LIBRARY, lambda fn: _native_root(fn) in _IO_STDLIB,
