@@ -253,8 +253,10 @@ def unregister(fn_or_module) -> None:
 def enabled(backend=None, *, fullgraph=False, dynamic=None, cache_limit=None, mode=None, options=None):
     """Inside the block, registered functions and modules are captured on their first call and run compiled after.
 
-    Blocks nest (the innermost options apply to functions first seen inside it); leaving the outermost block,
-    normally or by an exception, restores every function's original code. The switch is process-wide.
+    Blocks are per thread, like grad mode: calls made on the thread that opened the block run compiled; another
+    thread calling the same functions meanwhile runs them natively unless it opens a block of its own. Blocks nest
+    (the innermost options apply to functions first seen inside it); once no thread has a block open (left normally
+    or by an exception), every function has its original code back.
     """
     opts = make_options(backend, fullgraph, dynamic, cache_limit, mode, options)
     INTERCEPTOR.enter(opts)
