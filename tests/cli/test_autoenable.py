@@ -135,3 +135,17 @@ def test_pth_line_in_setup_matches_the_documented_contract():
         source = handle.read()
     assert 'PTH_NAME = "jitcore-autoenable.pth"' in source
     assert '__import__("jitcore.autoenable")' in source
+
+
+@needs_install
+def test_code_given_with_python_c_is_the_users(tmp_path):
+    program = ("import torch\n"
+               "def double(x):\n"
+               "    return x * 2\n"
+               "ORIGINAL = double.__code__\n"
+               "for _ in range(2):\n"
+               "    out = double(torch.ones(2))\n"
+               "print(double.__code__ is not ORIGINAL, out.tolist())\n")
+    proc = run_python(["-c", program], tmp_path, JITCORE="1")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "True [2.0, 2.0]\n"
