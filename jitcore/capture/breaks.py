@@ -67,12 +67,10 @@ _kind("tensor_branch", "a Python branch depends on a tensor's value",
                 "{where} and pass the choice in as a Python value")
 _kind("disabled_function", "the function is marked with jit.disable", "this break is what jit.disable asks for",
       here="this function is marked with jit.disable, so it runs in Python; remove the mark to compile it")
-_kind("torch_runtime", "a call into torch's own machinery (the autograd engine, an optimizer, a function torch "
-      "marks not to compile), which runs in Python as it does under torch.compile",
-      "this break is expected: the call runs in Python between two graphs; put it at the end of the function (or "
-      "after the call) to keep the tensor work before it in one graph",
-      here="this break is expected: the call runs in Python between two graphs; put it at the end of {where} to "
-           "keep the tensor work before it in one graph")
+_kind("torch_runtime", "a call into torch's machinery (autograd, an optimizer, a function torch keeps "
+      "uncompiled), which runs in Python, as under torch.compile",
+      "expected: the call runs in Python between two graphs",
+      here="expected: the call runs in Python between two graphs of {where}")
 _kind("unsupported_value", "an operation on a kind of Python value jitcore does not model",
       "move this operation out of the compiled function, or pass plain tensors/containers instead")
 _kind("side_effect", "a mutation of an object that existed before the call",
