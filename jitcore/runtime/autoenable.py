@@ -202,14 +202,18 @@ class AutoEnabler:
             or torch._C._dispatch_tls_is_dispatch_key_excluded(torch._C.DispatchKey.Python)
 
     def _below_a_first_call(self, frame) -> bool:
-        """Called (at any depth) from the native first call of a function given a prologue at that call: its
-        capture inlined this call already, so compiling it on its own now would only be thrown away. (A native
-        run through the prologue, past the cache limit say, runs the prologue code, not the original.)"""
+        """Called (at any depth) from the native first call of a function given a prologue at that call, whose
+        capture made one whole graph: every call it makes was inlined into that graph, so compiling this one on its
+        own now would only be thrown away. Where that capture broke (a loop over a DataLoader, a print), the calls
+        after the break run in Python later too, and are decided now. (A native run through the prologue, past the
+        cache limit say, runs the prologue code, not the original.)"""
         prologues = self._prologues
         frame = frame.f_back
         while frame is not None:
-            if frame.f_code in prologues:
-                return True
+            found = prologues.get(frame.f_code)
+            if found is not None:
+                entries = found[0].entries
+                return bool(entries) and all(not entry.native and entry.break_reason is None for entry in entries)
             frame = frame.f_back
         return False
 

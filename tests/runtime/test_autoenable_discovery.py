@@ -196,3 +196,24 @@ def test_a_callee_compiled_after_its_caller_does_not_recompile_the_caller(auto):
     step(x)
     step(x)
     assert len(_sum_graphs(auto.counting)) == 1  # step's guards still hold: the callee runs the same body
+
+
+def test_a_step_called_in_a_loop_inside_a_function_that_breaks_is_still_compiled(auto):
+    def step(model, x):
+        return model(x).relu().sum()
+
+    def train(model, batches):
+        total = 0.0
+        for x in batches:
+            total += step(model, x).item()  # .item() breaks train's graph: step runs in Python from there on
+        return total
+
+    torch.manual_seed(0)
+    model = nn.Linear(4, 4)
+    batches = [torch.ones(2, 4) * i for i in range(4)]
+    auto.stop()
+    expected = train(model, batches)
+    auto.start(auto.options)
+    original = step.__code__
+    assert train(model, batches) == expected  # train's first call runs natively, and the whole loop in it
+    assert step.__code__ is not original  # decided inside that first call, not left for a call that never comes
