@@ -10,7 +10,7 @@ from tests.cli.helpers import CHECKOUT, installed_pth, run_python
 needs_install = pytest.mark.skipif(installed_pth() is None,
                                    reason="jitcore is not installed in this interpreter (run `make test`)")
 
-_TOPICS = "valid topics are: recompiles, breaks, guards, graphs, fallbacks, all"
+_TOPICS = "valid topics are: recompiles, breaks, guards, graphs, fallbacks, distributed, all"
 
 
 @needs_install
