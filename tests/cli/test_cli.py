@@ -61,7 +61,7 @@ def test_explain_reports_a_function_of_a_script_without_running_its_main_block(t
     assert out.splitlines().count("step ran") == 1  # explain ran step once
     assert "graphs: 2   graph breaks: 1   ops: 2" in out
     assert f"script.py:{_PRINT_LINE} in step()" in out
-    assert f"step() after line {_PRINT_LINE}" in out
+    assert f"step() from line {_PRINT_LINE}, after `print(\"step ran\")`" in out
     page = (tmp_path / "report.html").read_text()
     assert f"script.py:{_PRINT_LINE}" in page and "graph breaks</td><td>1</td>" in page
 
