@@ -28,16 +28,18 @@ class BatchIdentityMatch(Check):
     It is one check however many items it covers: the items are read with C-level `map`, so a model with
     hundreds of parameters costs microseconds, not one Python-level check per parameter. The containers are the
     modules' own dicts captured at compile time (nn.Module never replaces them). `names[i]` is the user's name
-    of item i, for failures.
+    of item i, for failures. `held` lists (namespace, name, table, label) tuples: each namespace (a module's `__dict__`
+    or a Python module's globals) must still hold that very table, since the items and keys above are read from
+    the tables captured at compile time (`del` on a ModuleList or Sequential replaces its `_modules`).
     """
 
     __slots__ = ("containers", "keys", "ids", "n_grads", "grads", "empty", "names", "empty_names", "keyed",
-                 "keyed_keys", "keyed_names", "absent", "absent_keys", "absent_names", "_objects", "_metadata",
+                 "keyed_keys", "keyed_names", "absent", "absent_keys", "absent_names", "held_in", "held_names", "held", "held_labels", "_objects", "_metadata",
                  "_native", "_live", "__weakref__")
     cost = 4
 
     def __init__(self, containers, keys, objects, n_grads, empty, names, empty_names, owners=(), keyed=(),
-                 keyed_keys=(), keyed_names=(), absent=(), absent_keys=(), absent_names=()) -> None:
+                 keyed_keys=(), keyed_names=(), absent=(), absent_keys=(), absent_names=(), held=()) -> None:
         self.containers = tuple(containers)
         self.keys = tuple(keys)
         self._objects = tuple(objects)
@@ -59,6 +61,10 @@ class BatchIdentityMatch(Check):
         self.absent = tuple(absent)
         self.absent_keys = tuple(absent_keys)
         self.absent_names = tuple(absent_names)
+        self.held_in = tuple(item[0] for item in held)
+        self.held_names = tuple(item[1] for item in held)
+        self.held = tuple(item[2] for item in held)
+        self.held_labels = tuple(item[3] for item in held)
         self._live = True
         # the containers are the owners' own dicts, which hold the parameters: when an owner (a module) dies,
         # let go of everything, so this check never keeps a dropped model's tensors alive; it fails from then on
@@ -70,8 +76,10 @@ class BatchIdentityMatch(Check):
         return list(map(_dict_getitem, self.containers, self.keys))
 
     def holds(self) -> bool:
+        if not (self._live and all(map(_is, map(_dict_get, self.held_in, self.held_names), self.held))):
+            return False
         values = list(map(_dict_getitem, self.containers, self.keys))
-        if not (self._live and all(map(_is, values, self._objects))) or any(self.empty) \
+        if not all(map(_is, values, self._objects)) or any(self.empty) \
                 or list(map(tuple, self.keyed)) != self.keyed_keys or any(map(_contains, self.absent, self.absent_keys)):
             return False
         native = self._native
@@ -83,6 +91,9 @@ class BatchIdentityMatch(Check):
         return f"{ns.constant(self.holds, 'module_state')}()"
 
     def explain(self, value: object = None) -> str | None:
+        for label, name, namespace, table in zip(self.held_labels, self.held_names, self.held_in, self.held):
+            if namespace.get(name) is not table:
+                return f"{label} was replaced by another dict (a container's items renumbered by del, or reassigned)"
         try:
             values = self._read()
         except Exception as error:
@@ -120,10 +131,11 @@ class BatchIdentityMatch(Check):
     def _key(self) -> tuple:
         return (tuple(map(id, self.containers)), self.keys, tuple(self.ids), tuple(self.grads),
                 tuple(map(id, self.empty)), tuple(map(id, self.keyed)), tuple(self.keyed_keys),
-                tuple(map(id, self.absent)), self.absent_keys)
+                tuple(map(id, self.absent)), self.absent_keys, tuple(map(id, self.held_in)), self.held_names)
 
 
 _dict_getitem = dict.__getitem__
+_dict_get = dict.get
 _requires_grad = _operator.attrgetter("requires_grad")
 _is = _operator.is_
 _contains = _operator.contains
@@ -139,6 +151,7 @@ def _release_batch(ref) -> None:
         check._live = False  # the check fails from now on
         check.containers, check.keys, check._objects, check.empty, check.keyed = (), (), (), (), ()
         check.absent, check.absent_keys = (), ()
+        check.held_in, check.held_names, check.held, check.held_labels = (), (), (), ()
         check.keyed_keys = []
         check._native = None
 

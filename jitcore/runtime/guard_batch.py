@@ -55,7 +55,7 @@ def batch_module_guards(collected: list, read, pinned: dict | None = None, struc
     Checks on a path under `structural` (modules captured by structure: Note [Instances shared by structure])
     stay as they are: they must pass for every instance, not the one the batch would pin.
     """
-    tensors, others, empty, keyed, kept, owners, absent = [], [], [], [], [], [], []
+    tensors, others, empty, keyed, kept, owners, absent, held = [], [], [], [], [], [], [], {}
     for source, check in collected:
         if structural and source is not None and _under(source, structural):
             kept.append((source, check))
@@ -74,6 +74,9 @@ def batch_module_guards(collected: list, read, pinned: dict | None = None, struc
         owner = _owner(source, read)
         if owner is not None:
             owners.append(owner)
+        holder = _holder(source, read)
+        if holder is not None:
+            held[(id(holder[0]), holder[1])] = holder
         if item[0] == "tensor":
             tensors.append(item[1:] + (source,))
         elif item[0] == "object":
@@ -94,7 +97,8 @@ def batch_module_guards(collected: list, read, pinned: dict | None = None, struc
         empty=[d for d, _ in empty], names=[item[3] for item in items], empty_names=[n for _, n in empty],
         owners=owners, keyed=[d for d, _, _ in keyed], keyed_keys=[k for _, k, _ in keyed],
         keyed_names=[n for _, _, n in keyed], absent=[d for d, _, _ in absent],
-        absent_keys=[k for _, k, _ in absent], absent_names=[n for _, _, n in absent])
+        absent_keys=[k for _, k, _ in absent], absent_names=[n for _, _, n in absent],
+        held=list(held.values()))
     return kept + [(None, batch)]
 
 
@@ -113,6 +117,24 @@ def _owner(source, read):
         return None
     obj = read(base)
     return obj if isinstance(obj, torch.nn.Module) else None
+
+
+def _holder(source, read):
+    """(namespace dict, name, table, label) for the table a batched source reads: a module's `_modules`,
+    `_parameters`, hook dict, or a module global. The batch reads items from the table it captured, so it must also check that
+    the owner still holds that table: `del layers[i]` on a ModuleList or Sequential rebinds `_modules` to a new
+    dict, and the old one (which a stale entry would go on checking) keeps its former keys."""
+    if isinstance(source, ModuleDictSource):
+        base, name = source.base, source.dict_name
+    elif isinstance(source, AttrSource) and (source.name in _TABLES or source.name in _HOOK_DICTS):
+        base, name = source.base, source.name
+    elif isinstance(source, ModuleGlobalSource):
+        namespace = vars(sys.modules[source.module])
+        return namespace, source.name, namespace[source.name], source.user_name
+    else:
+        return None  # `training` is read from the module's own __dict__, which the module keeps
+    namespace = vars(read(base))
+    return namespace, name, namespace[name], f"{base.user_name}.{name}"
 
 
 def _module_item(source, check, read):

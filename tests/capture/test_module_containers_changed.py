@@ -79,6 +79,50 @@ def test_layer_removed_from_a_module_list_stops_running():
     _run([remove], graphs=2)
 
 
+def test_module_list_shrunk_back_by_del_runs_its_remaining_layers():
+    """`del layers[i]` renumbers a ModuleList by giving it a new `_modules` dict; the old dict, which an entry
+    compiled for an earlier length checked, keeps that length's keys. Grown to three layers, then deleted back to
+    one: no entry compiled for one or two layers may run."""
+    def grow(m, log):
+        m.layers.append(Tagged(7, log))
+
+    def shrink(m, log):
+        del m.layers[-1]
+        del m.layers[-1]
+    _run([grow, shrink, grow], graphs=4)
+
+
+def test_sequential_shrunk_by_pop_is_seen():
+    def run_all(x, seq):
+        return seq(x) + len(seq)
+
+    seq = torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Tanh(), torch.nn.Sigmoid())
+    compiled = jit.compile(run_all, backend="eager")
+    jit.register(run_all)
+    try:
+        for change in (None, lambda: seq.pop(2), lambda: seq.append(torch.nn.Softsign()), lambda: seq.pop(1)):
+            if change is not None:
+                change()
+            x = randn(4, seed=len(seq))
+            expected = run_all(x, seq)
+            assert_same(expected, compiled(x, seq))
+            with jit.enabled(backend="eager"):
+                assert_same(expected, run_all(x, seq))
+    finally:
+        jit.unregister(run_all)
+
+
+def test_recompile_reason_names_a_renumbered_container():
+    model = Stack([], n=3)
+    compiled = jit.compile(model, backend="eager")
+    compiled(randn(2, 3))
+    del model.layers[0]
+    entry = type(compiled).forward._jitcore_cache.entries[0]
+    reasons = entry.guard_function.failures((compiled, randn(2, 3)), None)
+    assert reasons[0] == ("module state: self.layers._modules was replaced by another dict (a container's items "
+                          "renumbered by del, or reassigned)")
+
+
 def test_module_dict_gains_a_key_and_changes_order():
     def add(m, log):
         m.named["late"] = Tagged(20, log)
