@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import dis
 import inspect
+import sys
 import types
 
 from jitcore.capture.breaks import GraphBreak
@@ -86,9 +87,10 @@ def continuation_at(state, inst, reason: GraphBreak) -> Continuation:
     kinds = tuple("null" if isinstance(value, NullValue) else "value" for value in stack)
     start = _start_of(code, inst)
     live = live_locals(code, start)
-    bound = {name: value for name, value in state.locals.items() if name in live}
+    in_frame = inst.opname in _CALLED and _reads_its_frame(inst, stack)
+    bound = {name: value for name, value in state.locals.items() if name in live or in_frame}
     successors = _successors(code, inst, kinds, bound) if inst.opname in HANDLERS else (None, None)
-    exits = _with_exits(code, inst.offset, stack)
+    exits = None if in_frame else _with_exits(code, inst.offset, stack)
     callee = None
     if exits is not None and inst.opname in _CALLED:
         callee = _native_callee(state, inst, stack, reason)
@@ -178,9 +180,29 @@ def _with_exits(code, offset: int, stack: list):
     return exits if len(exits) == levels else None
 
 
-def _native_callee(state, inst, stack: list, reason: GraphBreak) -> NativeCallee:
+def _callee_slot(inst, stack: list) -> int:
     _, inputs = HANDLERS[inst.opname].signature.take(list(range(len(stack))), inst.arg)
-    slot = next(inputs[name] for name in _CALLED[inst.opname] if not isinstance(stack[inputs[name]], NullValue))
+    return next(inputs[name] for name in _CALLED[inst.opname] if not isinstance(stack[inputs[name]], NullValue))
+
+
+# Note [Calls that read their frame]: the entry runs a breaking call itself, in its own frame, whose globals are
+# the entry's namespace (`___G`, `___graph`, ...) and whose locals are its own. A callee that reads the calling
+# frame (`globals()`, `locals()`, `vars()`, `dir()`, `eval`/`exec` without namespaces, zero-argument `super()`,
+# `sys._getframe`, `inspect.currentframe`) would see that frame instead of the user's: such a call runs in a
+# step or resume function made from the user's code (the user's globals), given every bound local, not only the
+# live ones (`locals()` shows the dead ones too).
+_FRAME_READERS = frozenset(map(id, (globals, locals, vars, dir, eval, exec, super, sys._getframe,
+                                    inspect.currentframe, inspect.stack)))
+
+
+def _reads_its_frame(inst, stack: list) -> bool:
+    """Note [Calls that read their frame]: the call at `inst` has such a callee."""
+    callee = stack[_callee_slot(inst, stack)].identity()
+    return callee is not None and id(callee) in _FRAME_READERS
+
+
+def _native_callee(state, inst, stack: list, reason: GraphBreak) -> NativeCallee:
+    slot = _callee_slot(inst, stack)
     if reason.kind == "recursion_limit":
         # the call went too deep to trace: a compiled copy would trace as deep again and add frames per level
         # (a recursion 400 calls deep would exhaust Python's stack), so the callee runs as it is

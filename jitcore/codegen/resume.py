@@ -1,8 +1,8 @@
 """Resume functions: new code objects that continue a frame at an instruction, given its stack and live locals.
 
 `resume_code(code, target, kinds, names)` returns the original body with a prologue in front:
-`[COPY_FREE_VARS] RESUME 0; LOAD_FAST ___stack_i | PUSH_NULL ...; JUMP_FORWARD target`. Its parameters are the
-non-NULL stack slots (`___stack0`, ...) and then the live locals by their own names. The body keeps the original
+`[COPY_FREE_VARS] RESUME 0; LOAD_FAST_AND_CLEAR ___stack_i | PUSH_NULL ...; JUMP_FORWARD target`. Its parameters
+are the non-NULL stack slots (`___stack0`, ...) and then the live locals by their own names. The body keeps the original
 exception table, so a with/try region around the target still catches what the resumed code raises.
 Note [Resume pitfalls] (DESIGN §4, research/runtime.md Q3): jumping into a try region makes `bytecode` write
 depth 32768 into the exception table, so the original depths are copied back and exception depths are not
@@ -170,8 +170,9 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, tails=None):
     prologue.append(Instr("RESUME", 0, lineno=line))
     values = iter(stack_names)
     for kind in kinds:
+        # cleared as they are pushed: `locals()` in the resumed code shows the user's names only
         prologue.append(Instr("PUSH_NULL", lineno=line) if kind == "null"
-                        else Instr("LOAD_FAST", next(values), lineno=line))
+                        else Instr("LOAD_FAST_AND_CLEAR", next(values), lineno=line))
     prologue.append(Instr("JUMP_FORWARD", jump_to, lineno=line))
 
     body = []

@@ -113,8 +113,6 @@ def test_delete_of_a_missing_global_raises_name_error(capsys):
     _compare(f, lambda: {}, capsys)
 
 
-@pytest.mark.xfail(strict=True, reason="since the soundness branches merged, the code after the print is not in a "
-                   "graph in this test (results still match eager); to investigate")
 def test_delete_before_a_graph_break_is_seen_by_the_code_after_it(capsys):
     def f(x):
         global G

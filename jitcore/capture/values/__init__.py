@@ -11,6 +11,7 @@ import collections
 import enum
 import functools
 import os
+import sys
 import types
 
 import torch
@@ -100,14 +101,30 @@ def _wrap_list(state, value, source):
     return ListValue.lazy(state, value, source)
 
 
+def _is_namespace(state, value) -> bool:
+    """A module's globals (what `globals()` or `vars(module)` returns): capture models globals by name (LOAD_GLOBAL,
+    STORE_GLOBAL, DELETE_GLOBAL), so a dict value of the same namespace would be a second, unsynchronised model."""
+    if value is state.ctx.globals:
+        return True
+    name = value.get("__name__")
+    module = sys.modules.get(name) if type(name) is str else None
+    return module is not None and getattr(module, "__dict__", None) is value
+
+
 def _wrap_dict(state, value, source):
     keys = tuple(value.keys())
     # classes as keys (a TestCase's _type_equality_funcs) hash and compare by identity, as plain `type`s do
-    if not all(type(k) in (str, int, type) for k in keys):
+    if not all(type(k) in (str, int, type) for k in keys) or _is_namespace(state, value):
         return OpaqueValue(value, source)
+    if id(value) in state.ctx.wrapping:
+        return OpaqueValue(value, source)  # a dict that holds itself: the inner reference is used natively
     _guard(state, source, TypeMatch(type(value)))
     _guard(state, source, DictKeysMatch(keys))
-    items = {k: wrap(state, v, ItemSource(source, k) if source is not None else None) for k, v in value.items()}
+    state.ctx.wrapping.add(id(value))
+    try:
+        items = {k: wrap(state, v, ItemSource(source, k) if source is not None else None) for k, v in value.items()}
+    finally:
+        state.ctx.wrapping.discard(id(value))
     if type(value) is collections.OrderedDict:
         return OrderedDictValue(items, source)
     if type(value) is collections.defaultdict:

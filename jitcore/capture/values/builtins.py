@@ -304,8 +304,11 @@ def _getattr(state, obj, name, *default):
 
 
 @_rule(vars)
-def _vars(state, obj):
-    """vars(o) is o.__dict__ (the same dict, so writes through either are seen by both)."""
+def _vars(state, obj=None):
+    """vars(o) is o.__dict__ (the same dict, so writes through either are seen by both); vars() reads the calling
+    frame (Note [Calls that read their frame] in continuation.py)."""
+    if obj is None:
+        return NotImplemented
     return obj.getattr(state, "__dict__")
 
 
