@@ -168,9 +168,11 @@ def assert_same(expected: Any, actual: Any, path: str = "result") -> None:
         for index, (e, a) in enumerate(zip(expected, actual)):
             assert_same(e, a, f"{path}[{index}]")
     elif isinstance(expected, dict):
-        assert list(actual) == list(expected), f"{path}: keys {list(expected)} != {list(actual)}"
-        for key in expected:
-            assert_same(expected[key], actual[key], f"{path}[{key!r}]")
+        assert len(actual) == len(expected), f"{path}: keys {list(expected)} != {list(actual)}"
+        # keys compared as values, item by item (a key may be a tuple holding tensors, which `==` cannot decide)
+        assert_same(list(expected), list(actual), f"{path}.keys()")
+        for (key, e), a in zip(expected.items(), actual.values()):
+            assert_same(e, a, f"{path}[{key!r}]")
     else:
         assert actual == expected, f"{path}: expected {expected!r}, got {actual!r}"
 

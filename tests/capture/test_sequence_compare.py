@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import jitcore as jit
-from tests.support import check_against_eager, randn
+from tests.support import check_against_eager, check_registered_against_eager, randn
 
 
 def one_graph(fn, *arg_sets):
@@ -93,3 +93,17 @@ def test_list_with_tensor_items_that_differ_is_a_data_dependent_break():
 
     with pytest.raises(jit.GraphBreakError):
         jit.compile(f, backend="eager", fullgraph=True)(randn(3, seed=1))
+
+
+def test_lists_passed_in_compare_equal_after_an_append_to_one(monkeypatch):
+    """Lists passed in are read lazily (appends recorded, items unread): `==` reads them as Python does, for two
+    lists and for one list passed twice (strict: a fault is raised, not hidden by a native fallback)."""
+    monkeypatch.setattr(jit.config, "strict", True)
+    def f(x, la, lb):
+        la.extend([1, 1])
+        return x + (la == lb) + 2 * (la != [1, 2])
+
+    shared = [1, 2]
+    arg_sets = [(randn(3, seed=1), [1, 2], [1, 2]), (randn(3, seed=2), shared, shared)]
+    check_against_eager(f, *arg_sets, expected_graphs=None)
+    check_registered_against_eager(f, *arg_sets)

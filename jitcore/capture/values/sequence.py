@@ -100,8 +100,9 @@ class SequenceValue(Value):
             if type(n) is int:
                 return self.make(self.sequence_items() * n)
         if op in ("eq", "ne") and isinstance(other, SequenceValue):
-            if _holds_symbolic(self.items) or _holds_symbolic(other.items):
-                return _symbolic_equality(state, op, self.items, other.items)
+            mine, theirs = self.sequence_items(), other.sequence_items()  # a list passed in is read lazily
+            if _holds_symbolic(mine) or _holds_symbolic(theirs):
+                return _symbolic_equality(state, op, mine, theirs)
             a, b = self.constant(), other.constant()
             if a is not NOT_CONSTANT and b is not NOT_CONSTANT:
                 return const(getattr(operator, op)(a, b))
