@@ -78,6 +78,9 @@ _kind("side_effect", "a mutation of an object that existed before the call",
       here="return the new value from {where} instead of mutating an object that existed before the call")
 _kind("fake_tensor_error", "the tensor operation failed while jitcore traced it with fake tensors",
       "check the shapes/dtypes of this operation; if eager runs it fine, report it as a jitcore bug")
+_kind("raise_after_write", "an operation that can raise on tensor data follows an in-place write jitcore cannot "
+      "undo, so it runs after that write and the side effects before it, where Python's `try` sees it",
+      "write to a copy (x = x.clone()) before the in-place operation, or do the checked indexing first")
 _kind("user_exception", "the traced code raises an exception", "exceptions are re-raised by running the code natively")
 _kind("generator", "generators and coroutines run natively", "move tensor work out of the generator into a function",
       here="move the tensor work out of the generator into a plain function, which jitcore can compile")

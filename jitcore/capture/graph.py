@@ -64,6 +64,10 @@ class GraphBuilder:
         self.root = torch.nn.Module()
         #: id(constant) -> its get_attr node (the root keeps the constant alive)
         self._constants: dict = {}
+        #: placeholders an in-place op may have written, and what made them impossible to put back by copying
+        #: (None while they can be): Note [Raising after a write that cannot be undone] in write_order.py
+        self.written_inputs: set = set()
+        self.unrestorable_write: str | None = None
 
     # -- inputs -----------------------------------------------------------------------------------------------
     def to_fake(self, tensor: torch.Tensor):

@@ -15,6 +15,7 @@ import sys
 import torch
 
 from jitcore.capture.values.base import Value
+from jitcore.capture.write_order import METADATA_MUTATIONS, SNAPSHOT_LIMIT
 
 __all__ = ["EntryCodegen", "InputSnapshot", "build_entry", "graph_is_pure", "graph_uses_rng", "mutated_inputs",
            "RngState", "safe_names"]
@@ -226,7 +227,9 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
 # too when their values can be put back: the entry copies the inputs it may write (`mutated_inputs`) before the
 # call and writes them back when it raised (`InputSnapshot`), unless one requires grad (its autograd history
 # cannot be put back), they are large (SNAPSHOT_LIMIT: the copy is paid on every call) or the graph changes an
-# input's shape or storage (`resize_`, `set_`, `t_` ...); then the exception reaches the caller as it comes.
+# input's shape or storage (`resize_`, `set_`, `t_` ...); then the exception reaches the caller as it comes, and
+# capture has broken the graph before an op that can raise there (Note [Raising after a write that cannot be
+# undone], capture/write_order.py).
 # Global state a graph changes for a region (grad mode) is put back first, as the `with` would on its way out;
 # a graph with autocast regions is not abandoned (their state cannot be put back from here).
 
@@ -310,9 +313,7 @@ def _mutates_by_argument(node, name: str) -> bool:
 
 
 #: in-place operations that change a tensor's metadata or storage, which a copy of its values cannot put back
-_METADATA_MUTATIONS = frozenset({"resize_", "resize_as_", "set_", "as_strided_", "transpose_", "t_", "squeeze_",
-                                 "unsqueeze_", "swapaxes_", "swapdims_", "detach_", "requires_grad_",
-                                 "share_memory_", "sparse_resize_", "sparse_resize_and_clear_", "retain_grad"})
+
 
 
 def mutated_inputs(gm):
@@ -329,7 +330,7 @@ def mutated_inputs(gm):
             continue
         target = node.target
         name = target if isinstance(target, str) else getattr(target, "__name__", "")
-        if name in _METADATA_MUTATIONS:
+        if name in METADATA_MUTATIONS:
             return None
         if target is operator.setitem or (name.endswith("_") and not name.endswith("__")):
             written.append(node.args[0] if node.args else None)
@@ -357,10 +358,6 @@ def graph_is_pure_module(gm, node) -> bool:
     module = gm.get_submodule(node.target)
     return not getattr(module, "inplace", False) and not any(True for _ in module.buffers())
 
-
-#: the most elements an entry copies per call to be able to put its inputs back (a KV cache written in place is
-#: not copied on every call: such a graph raises as it comes)
-SNAPSHOT_LIMIT = 1 << 16
 
 
 class InputSnapshot:

@@ -14,6 +14,7 @@ from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols, is_conc
 from jitcore.guards import StorageOffsetMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.graph import fx_args, fake_args, is_symbolic
+from jitcore.capture.write_order import check_may_raise, note_writes
 from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.constant import ConstantValue, const
 from jitcore.capture.values.sequence import TupleValue, ListValue
@@ -252,14 +253,17 @@ def graph_call(state, op: str, target, args: list, kwargs: dict) -> Value:
     else:
         fn = target
     tensors = [v for v in [*args, *kwargs.values()] if v.is_tensor()]
+    check_may_raise(state, target, fa, fk)
     versions = [_version(v.fake) for v in tensors]
     fake = graph.run_fake(fn, fa, fk)
     if _symbolic_shape(fake) and _specialize_dynamic_ints([*args, *kwargs.values()]):
         # a dynamic int decided a size: sizes stay static, so the int becomes a guarded constant here
         return graph_call(state, op, target, args, kwargs)
     # an inference tensor keeps no version counter: an op on one that returns nothing ran for its effect
-    mutated = any(_version(v.fake) != before or (before is None and fake is None)
-                  for v, before in zip(tensors, versions))
+    written = [v for v, before in zip(tensors, versions)
+               if _version(v.fake) != before or (before is None and fake is None)]
+    note_writes(graph, target, written)
+    mutated = bool(written)
     if mutated and not _contains_tensor(fake):
         # an in-place operation run for its effect (x[i] = v returns None): keep the node
         graph.create_node(op, target, tuple(fx_args(state, args)), fx_args(state, kwargs), fake)

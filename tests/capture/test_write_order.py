@@ -1,0 +1,110 @@
+"""An op that can raise on tensor data after an in-place write jitcore cannot undo (an input that requires grad,
+a write to metadata, a large input): the side effects before it and the user's `try` around it are Python's
+(Note [Raising after a write that cannot be undone], capture/write_order.py). Each case is compared with eager
+through `jit.compile` and `register` + `enabled()`: outcome, the log, and the input after the call."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import jitcore as jit
+from jitcore.capture.write_order import SNAPSHOT_LIMIT
+from tests.support import CountingBackend, assert_same
+
+CASES = ["requires_grad", "metadata", "large"]
+
+
+def _input(case):
+    if case == "large":
+        return torch.ones(SNAPSHOT_LIMIT + 1, 1)
+    base = torch.ones(2, 2, requires_grad=case == "requires_grad")
+    return base * 1 if case == "requires_grad" else base
+
+
+def _write(x, case):
+    if case == "metadata":
+        x.t_()
+    else:
+        x.mul_(2)
+
+
+def _outcome(fn, *args):
+    try:
+        return "returned", fn(*args)
+    except Exception as exc:  # noqa: BLE001 - compared with the other side
+        return "raised", (type(exc), str(exc))
+
+
+def _compare(f, case, idx, counting):
+    """Eager, then each door, on fresh inputs and logs: the same outcome, log and input afterwards, twice."""
+    def run(fn):
+        runs = []
+        for _ in range(2):
+            x, log = _input(case), []
+            runs.append((_outcome(fn, x, log, idx), log, x.detach()))
+        return runs
+
+    def registered(*args):
+        with jit.enabled(backend=counting):
+            return f(*args)
+
+    expected = run(f)
+    jit.register(f)
+    try:
+        for door in (jit.compile(f, backend=counting), registered):
+            for (outcome, log, x), (e_outcome, e_log, e_x) in zip(run(door), expected):
+                assert outcome[0] == e_outcome[0], (outcome, e_outcome)
+                if outcome[0] == "raised":
+                    assert outcome[1] == e_outcome[1]
+                else:
+                    assert_same(e_outcome[1], outcome[1])
+                assert log == e_log
+                assert_same(e_x, x, "input after the call")
+    finally:
+        jit.unregister(f)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_side_effects_before_an_index_that_raises_after_the_write_happen(case):
+    def f(x, log, idx):
+        _write(x, case)
+        log.append("start")
+        return x[idx]
+
+    _compare(f, case, torch.tensor([SNAPSHOT_LIMIT + 5]), CountingBackend())
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_users_try_catches_an_index_that_raises_after_the_write(case):
+    def f(x, log, idx):
+        _write(x, case)
+        try:
+            return x[idx].sum()
+        except IndexError:
+            log.append("caught")
+            return x.new_zeros(())
+
+    _compare(f, case, torch.tensor([SNAPSHOT_LIMIT + 5]), CountingBackend())
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_an_index_in_range_after_the_write_gives_the_same_result(case):
+    def f(x, log, idx):
+        _write(x, case)
+        log.append("start")
+        return x[idx] * 3
+
+    _compare(f, case, torch.tensor([1]), CountingBackend())
+
+
+def test_without_side_effects_or_a_handler_the_graph_stays_whole():
+    """Nothing observable depends on where the op raises: no break (the exception leaves as it comes)."""
+    def f(x, idx):
+        x.mul_(2)
+        return x[idx] + 1
+
+    counting = CountingBackend()
+    compiled = jit.compile(f, backend=counting)
+    x = torch.ones(SNAPSHOT_LIMIT + 1, 1)
+    assert_same(compiled(x, torch.tensor([3])), torch.full((1, 1), 3.0))
+    assert counting.graph_count == 1
