@@ -191,14 +191,21 @@ def _callee_slot(inst, stack: list) -> int:
 # `sys._getframe`, `inspect.currentframe`) would see that frame instead of the user's: such a call runs in a
 # step or resume function made from the user's code (the user's globals), given every bound local, not only the
 # live ones (`locals()` shows the dead ones too).
-_FRAME_READERS = frozenset(map(id, (globals, locals, vars, dir, eval, exec, super, sys._getframe,
-                                    inspect.currentframe, inspect.stack)))
+#: id(callee) -> how many arguments it may take and still read the calling frame (eval(source, globals) does not)
+_FRAME_READERS = {id(fn): most for fn, most in ((globals, 0), (locals, 0), (vars, 0), (dir, 0), (super, 0),
+                                                (eval, 1), (exec, 1), (sys._getframe, 1),
+                                                (inspect.currentframe, 0), (inspect.stack, 1))}
 
 
 def _reads_its_frame(inst, stack: list) -> bool:
-    """Note [Calls that read their frame]: the call at `inst` has such a callee."""
-    callee = stack[_callee_slot(inst, stack)].identity()
-    return callee is not None and id(callee) in _FRAME_READERS
+    """Note [Calls that read their frame]: the call at `inst` has such a callee (with few enough arguments; with
+    CALL_FUNCTION_EX their number is unknown, so any)."""
+    slot = _callee_slot(inst, stack)
+    callee = stack[slot].identity()
+    most = _FRAME_READERS.get(id(callee)) if callee is not None else None
+    if most is None:
+        return False
+    return inst.opname != "CALL" or inst.arg <= most
 
 
 def _native_callee(state, inst, stack: list, reason: GraphBreak) -> NativeCallee:

@@ -77,13 +77,20 @@ class GraphBuilder:
         """A placeholder for a tensor read from `source`; returns (node, fake). Its dims are symbolic where the
         shape policy says so (shapes.dims_for)."""
         dims = shapes.dims_for(self.shape_choice, source, real)
-        if dims is None:
-            fake = self.to_fake(real)
-        else:
-            token = self.shape_token()
-            context = shapes.symbolic_context(real, dims)
-            fake = self.fake_mode.from_tensor(real, static_shapes=False, source=token, symbolic_context=context)
-            self.shape_inputs.append(shapes.ShapeInput(source, token, fake, context, real))
+        try:
+            if dims is None:
+                fake = self.to_fake(real)
+            else:
+                token = self.shape_token()
+                context = shapes.symbolic_context(real, dims)
+                fake = self.fake_mode.from_tensor(real, static_shapes=False, source=token, symbolic_context=context)
+                self.shape_inputs.append(shapes.ShapeInput(source, token, fake, context, real))
+        except AssertionError:
+            # a view read for the first time after the graph wrote its base through another view (`vb.copy_(t)`
+            # gives the base autograd history): the fake base is already past that write, the real view is not.
+            # Break before the read: the next graph reads the view before any write.
+            raise GraphBreak("unsupported_value", f"{source.user_name}, a view of a tensor this graph has already "
+                             f"written in place") from None
         return self._placeholder(source, fake), fake
 
     def shape_token(self):

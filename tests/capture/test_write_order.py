@@ -108,3 +108,35 @@ def test_without_side_effects_or_a_handler_the_graph_stays_whole():
     x = torch.ones(SNAPSHOT_LIMIT + 1, 1)
     assert_same(compiled(x, torch.tensor([3])), torch.full((1, 1), 3.0))
     assert counting.graph_count == 1
+
+
+def test_a_view_read_first_after_its_base_was_written_through_another_view():
+    """`vb.copy_(t)` with t requiring grad gives the shared base autograd history; `va`, a view of the same base
+    read only after that, still matches eager (a break before the read, not an internal error)."""
+    layer = torch.nn.Linear(3, 3)
+
+    def f(va, vb):
+        t = layer(vb * 1)
+        vb.copy_(torch.tanh(t))
+        return va * 2
+
+    def views():
+        base = torch.arange(7.0)
+        return base, base[1:4], base[0:3]
+
+    base, va, vb = views()
+    expected = f(va, vb), base.detach().clone()
+    jit.register(f)
+    try:
+        with jit.enabled(backend="eager"):
+            base, va, vb = views()
+            assert_same(expected, (f(va, vb), base.detach().clone()))
+    finally:
+        jit.unregister(f)
+    base, va, vb = views()
+    previous = jit.config.strict
+    jit.config.strict = True  # an internal error is raised, not hidden behind a native fallback
+    try:
+        assert_same(expected, (jit.compile(f, backend="eager")(va, vb), base.detach().clone()))
+    finally:
+        jit.config.strict = previous
