@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import jitcore as jit  # noqa: E402
 from tools import fuzz_features  # noqa: E402
 from tools.fuzz_features import ALL_FEATURES  # noqa: E402
 from tools.fuzz_minimize import minimize, replay, write_reproducer  # noqa: E402
@@ -154,9 +155,24 @@ def _summary(state: dict, elapsed: float) -> str:
     return "\n".join(lines)
 
 
+def _warm_up() -> None:
+    """Compile and run one small function on each backend before any program: torch imports much of itself
+    lazily (torch._dynamo, aot_autograd) on first use, and a program's time limit striking inside such an import
+    would leave the module half made for every later program of the process (and count the import as a hang)."""
+    def warm(x, log):
+        log.append(1)
+        print(end="")
+        return x[torch.tensor([0])].sin() + len(log)
+
+    for backend in ("eager", "aot_eager"):
+        jit.compile(warm, backend=backend)(torch.ones(2), [])
+    jit.reset()
+
+
 def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent saves the state and stops the pool
     torch.set_num_threads(1)
+    _warm_up()
 
 
 def _work(job: tuple) -> Outcome:
@@ -169,6 +185,7 @@ def run_campaign(seeds: range, features: frozenset = ALL_FEATURES, backend: str 
     """Yield the Outcome of each seed, in seed order; `jobs` > 1 runs them in worker processes."""
     work = [(seed, features, backend, timeout_s) for seed in seeds]
     if jobs <= 1:
+        _warm_up()
         for job in work:
             yield _work(job)
         return

@@ -15,11 +15,14 @@ import time
 import torch
 import torch.fx
 
+from jitcore.guards import StorageOverlapMatch
+from jitcore.guards.torch_checks import storage_pattern
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.graph import quiet_fake_failures
 from jitcore.capture.context import CaptureContext
 from jitcore.capture.continuation import Continuation, continuation_at
 from jitcore.capture.interpreter import FrameState, StopCapture
+from jitcore.capture.sources import ModuleDictSource
 from jitcore.capture.values.base import Value
 from jitcore.capture.values.symint import SymIntValue
 from jitcore.capture.values.tensor import TensorValue
@@ -118,8 +121,27 @@ def _attempt(code, fn_globals, closure, args, fn_name, start, paths, shape_choic
                 source, tv = by_node[node]
                 input_sources.append(source)
                 example_inputs.append(tv.fake)
+        _guard_storage_overlaps(ctx, graph, by_node)
     return Captured(gm, input_sources, example_inputs, result, outputs if gm is not None else [], ctx.guards,
                     graph.node_count, time.perf_counter() - start, ctx, break_point)
+
+
+def _guard_storage_overlaps(ctx, graph, by_node) -> None:
+    """A graph that writes a tensor input in place relies on which of its tensor inputs share storage, and where
+    (StorageOverlapMatch); the parameters and buffers of modules are pinned by identity and left out."""
+    written = [node for node in graph.graph.nodes if node in graph.written_inputs and node in by_node]
+    if not written:
+        return
+    tensors = [(source, node.meta["storage"]) for node, (source, _) in by_node.items()
+               if "storage" in node.meta and not isinstance(source, ModuleDictSource)]
+    own_source = by_node[written[-1]][0]
+    if len(tensors) < 2 or isinstance(own_source, ModuleDictSource):
+        return
+    others = [(s, place) for s, place in tensors if s != own_source]
+    own = next(place for s, place in tensors if s == own_source)
+    pattern = storage_pattern([*(place for _, place in others), own])
+    ctx.guard(own_source, StorageOverlapMatch([s.path for s, _ in others], [s.user_name for s, _ in others],
+                                              pattern))
 
 
 def _graph_outputs(roots) -> list:

@@ -91,7 +91,10 @@ class GraphBuilder:
             # Break before the read: the next graph reads the view before any write.
             raise GraphBreak("unsupported_value", f"{source.user_name}, a view of a tensor this graph has already "
                              f"written in place") from None
-        return self._placeholder(source, fake), fake
+        node = self._placeholder(source, fake)
+        # where its data lives, for the storage-overlap guard of a graph that writes inputs (no reference kept)
+        node.meta["storage"] = (real.untyped_storage().data_ptr(), real.storage_offset())
+        return node, fake
 
     def shape_token(self):
         """The name the ShapeEnv gives the next input it learns about."""

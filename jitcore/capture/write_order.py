@@ -41,27 +41,31 @@ def _name(target) -> str:
 
 
 def note_writes(graph, target, mutated: list) -> None:
-    """Record that `target` wrote the tensor values `mutated` in place; marks the graph when what it wrote can no
-    longer be put back by copying values (Note [Raising after a write that cannot be undone])."""
-    if not mutated or graph.unrestorable_write is not None:
+    """Record that `target` wrote the tensor values `mutated` in place: the graph inputs it may have written (any
+    input they were computed from: conservative), and whether what it wrote can no longer be put back by copying
+    values (Note [Raising after a write that cannot be undone])."""
+    if not mutated:
         return
     name = _name(target)
-    if name in METADATA_MUTATIONS:
-        graph.unrestorable_write = name
-        return
     todo = [value.node for value in mutated if isinstance(getattr(value, "node", None), torch.fx.Node)]
-    seen = set()
+    seen, holds = set(), False
     while todo:
         node = todo.pop()
         if node in seen:
             continue
         seen.add(node)
-        if node.op == "get_attr":
-            graph.unrestorable_write = f"{name} (a tensor the graph holds)"
-            return
+        holds = holds or node.op == "get_attr"
         if node.op == "placeholder":
             graph.written_inputs.add(node)
         todo.extend(node.all_input_nodes)
+    if graph.unrestorable_write is not None:
+        return
+    if name in METADATA_MUTATIONS:
+        graph.unrestorable_write = name
+        return
+    if holds:
+        graph.unrestorable_write = f"{name} (a tensor the graph holds)"
+        return
     total = 0
     for node in graph.written_inputs:
         example = node.meta.get("example_value")

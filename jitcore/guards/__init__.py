@@ -28,7 +28,8 @@ from jitcore.guards.checks import (
     SameObject,
     TypeMatch,
 )
-from jitcore.guards.torch_checks import BatchIdentityMatch, GlobalStateMatch, StorageOffsetMatch, TensorMatch
+from jitcore.guards.torch_checks import (BatchIdentityMatch, GlobalStateMatch, StorageOffsetMatch,
+                                         StorageOverlapMatch, TensorMatch)
 from jitcore.guards.relations import ShapeRelationMatch
 from jitcore.guards.compile import GuardFunction, compile_tree
 from jitcore.guards.render import Namespace
@@ -63,6 +64,7 @@ __all__ = [
     "SameObject",
     "ShapeRelationMatch",
     "StorageOffsetMatch",
+    "StorageOverlapMatch",
     "TensorMatch",
     "TypeMatch",
     "compile_tree",

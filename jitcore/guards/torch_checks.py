@@ -12,10 +12,10 @@ import weakref
 
 import torch
 
-from jitcore.guards.checks import Check
+from jitcore.guards.checks import Check, Relation
 from jitcore.guards.render import Namespace, distinct_type_names, literal, short_repr, type_name
 
-__all__ = ["TensorMatch", "StorageOffsetMatch", "GlobalStateMatch", "BatchIdentityMatch"]
+__all__ = ["TensorMatch", "StorageOffsetMatch", "StorageOverlapMatch", "storage_pattern", "GlobalStateMatch", "BatchIdentityMatch"]
 
 
 class BatchIdentityMatch(Check):
@@ -450,3 +450,50 @@ class GlobalStateMatch(Check):
 
     def _key(self) -> tuple:
         return (self.state, self.autocast_dtypes, self.no_autocast_anywhere)
+
+
+def storage_pattern(places) -> tuple:
+    """`places`: (storage data pointer, storage offset) of each tensor. For each: the index of the first tensor
+    sharing its storage, and, where it shares one, its storage offset. With shapes and strides guarded, an equal
+    pattern means the same overlaps between the tensors."""
+    first, pattern = {}, []
+    for index, (pointer, _) in enumerate(places):
+        pattern.append(first.setdefault(pointer, index) if pointer else index)
+    shared = {p for i, p in enumerate(pattern) if p != i}
+    return tuple((p, places[i][1] if p in shared else None) for i, p in enumerate(pattern))
+
+
+def _place(tensor) -> tuple:
+    return tensor.untyped_storage().data_ptr(), tensor.storage_offset()
+
+
+class StorageOverlapMatch(Relation):
+    """The value (a tensor the graph writes in place) and the other tensor inputs share storage as they did when
+    compiled, at the same offsets: a backend that functionalizes the graph (aot_eager, inductor) compiled the
+    reads and writes for that aliasing (views of one base disjoint on one call and overlapping on the next would
+    read stale values). Like Dynamo's storage-overlap guard."""
+
+    __slots__ = ("pattern",)
+    cost = 45
+
+    def __init__(self, other_paths, other_names, pattern) -> None:
+        super().__init__(other_paths, other_names)
+        self.pattern = tuple(pattern)
+
+    def holds_for(self, values) -> bool:
+        return storage_pattern(list(map(_place, values))) == self.pattern
+
+    def render_relation(self, var: str, others: list, ns: Namespace) -> str:
+        return f"{ns.constant(self.holds_for, 'overlap')}(({', '.join([*others, var])},))"
+
+    def explain(self, value: object) -> str | None:
+        own, *others = value
+        if self.holds_for((*others, own)):
+            return None
+        return f"shares storage with {', '.join(self.other_names)} differently than when compiled (overlapping views)"
+
+    def describe(self) -> str:
+        return f"StorageOverlapMatch(with {', '.join(self.other_names)})"
+
+    def _key(self) -> tuple:
+        return (self.other_paths, self.pattern)

@@ -140,3 +140,38 @@ def test_a_view_read_first_after_its_base_was_written_through_another_view():
         assert_same(expected, (jit.compile(f, backend="eager")(va, vb), base.detach().clone()))
     finally:
         jit.config.strict = previous
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_views_of_one_base_that_overlap_on_a_later_call_recompile(backend):
+    """A graph that writes one view and reads another was compiled for how they overlapped: disjoint on the first
+    call, overlapping on the second (StorageOverlapMatch), the reads see the write as in eager."""
+    def f(va, vb):
+        vb.copy_(torch.tanh(vb))
+        return va * 1.0
+
+    def views(overlap):
+        base = torch.linspace(-2.0, 2.0, 11)
+        return base, base[1:6], (base[0:5] if overlap else base[6:11])
+
+    expected = []
+    for overlap in (False, True, False):
+        base, va, vb = views(overlap)
+        expected.append((f(va, vb), base))
+    counting = CountingBackend(backend)
+    compiled = jit.compile(f, backend=counting)
+
+    def registered(*args):
+        with jit.enabled(backend=counting):
+            return f(*args)
+
+    jit.register(f)
+    try:
+        for door in (compiled, registered):
+            for overlap, want in zip((False, True, False), expected):
+                base, va, vb = views(overlap)
+                assert_same(want, (door(va, vb), base))
+            if door is compiled:
+                assert counting.graph_count == 2  # one per overlap pattern; the third call reuses the first
+    finally:
+        jit.unregister(f)

@@ -1,7 +1,8 @@
 """The short form of the fuzzing campaign (tools/fuzz.py): random programs with every feature agree with eager.
 
-150 programs (graph breaks, side effects, exceptions, modules, recompiles, and everything tools/progen.py writes)
-run in two worker processes; each must match eager on every call (results, exceptions, printed output, inputs,
+150 programs (graph breaks, side effects, exceptions, modules, recompiles, ISSUE13's soundness constructs: rebinding
+between calls, mutation while iterating, dict views, exception chaining, attribute probes; and everything
+tools/progen.py writes) run in two worker processes; each must match eager on every call (results, exceptions, printed output, inputs,
 globals and object identity), without internal errors or hangs. `JITCORE_FUZZ_PROGRAMS` and `JITCORE_FUZZ_SEED`
 choose the seeds. A failure names each seed and the command that minimises it into fuzz_failures/seed_N.py.
 """
@@ -24,8 +25,8 @@ FIRST_SEED = int(os.environ.get("JITCORE_FUZZ_SEED", "0"))
 JOBS = min(2, os.cpu_count() or 1)
 #: seconds before a program counts as hung (the slowest programs take a few seconds)
 TIMEOUT_S = 20
-#: ISSUE13's constructs (tools/fuzz_soundness.py) stay out until jitcore gets them right: then use ALL_FEATURES
-FEATURES = ALL_FEATURES - SOUNDNESS_FEATURES
+#: every maker, ISSUE13's soundness constructs (tools/fuzz_soundness.py) included
+FEATURES = ALL_FEATURES
 
 
 @pytest.fixture(scope="module")
@@ -59,16 +60,16 @@ def test_fuzz_programs_are_valid_and_exercise_every_feature(outcomes):
     broken = [o for o in outcomes if o.kind == "harness-error"]
     assert not broken, "the fuzz tools failed:\n" + "\n".join(f"seed {o.seed}: {o.message}" for o in broken)
     covered = {feature for o in outcomes for feature in o.features}
-    missing = {"print_break", "item_break", "tensor_if", "list_append", "obj_attr", "global_write", "dict_update",
-               "exceptions", "module"} - covered
+    missing = ({"print_break", "item_break", "tensor_if", "list_append", "obj_attr", "global_write", "dict_update",
+                "exceptions", "module"} | SOUNDNESS_FEATURES) - covered
     assert not missing, f"no program of the batch used {sorted(missing)}"
     assert sum(o.variants > 0 for o in outcomes) >= len(outcomes) // 2, "too few programs were called with other shapes"
     assert sum(o.breaks > 0 for o in outcomes) >= len(outcomes) // 4, "too few programs had a graph break"
 
 
 def test_soundness_programs_are_valid_and_cover_every_construct():
-    """ISSUE13's constructs (left out of the comparison above until jitcore passes them): eager runs every program's
-    calls, and a few dozen programs use each construct."""
+    """ISSUE13's constructs on their own (`--features soundness`): eager runs every program's calls, and a few
+    dozen programs use each construct."""
     features, covered = SOUNDNESS_CAMPAIGN_FEATURES, set()
     for seed in range(FIRST_SEED, FIRST_SEED + 40):
         program = next((p for attempt in range(5)
