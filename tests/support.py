@@ -2,14 +2,16 @@
 
 Owns no fixtures (see tests/conftest.py) and imports jitcore only inside the helpers that compile, so that tests of
 guards/ and backends/ can use `assert_same` without loading the engine.
-Entry points: `CountingBackend`, `Args`, `assert_same`, `compare_call`, `check_against_eager`; inputs from `randn`,
-`randint` and `arg_sets`.
+Entry points: `CountingBackend`, `Args`, `assert_same`, `compare_call`, `check_against_eager`,
+`check_registered_against_eager`, and for comparisons of more than results (printed output, globals, objects)
+`both_doors` and `outcome`; inputs from `randn`, `randint` and `arg_sets`.
 """
 
 from __future__ import annotations
 
 import collections
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -20,10 +22,12 @@ __all__ = [
     "CountingBackend",
     "arg_sets",
     "assert_same",
+    "both_doors",
     "check_against_eager",
     "check_registered_against_eager",
     "clone_inputs",
     "compare_call",
+    "outcome",
     "randint",
     "randn",
 ]
@@ -289,21 +293,40 @@ def check_registered_against_eager(fn: Callable[..., Any], *arg_sets: Any, backe
     Each arg set is called twice, against eager (outside any block) on fresh clones; the second call may not
     compile again. Returns the CountingBackend.
     """
-    import jitcore as jit
-
     counting = backend if isinstance(backend, CountingBackend) else CountingBackend(backend)
-
-    def registered(*args: Any, **kwargs: Any) -> Any:
-        with jit.enabled(backend=counting):
-            return fn(*args, **kwargs)
-
-    jit.register(fn)
-    try:
+    with both_doors(fn, counting) as (_, registered):
         for arg_set in arg_sets:
             compare_call(fn, registered, arg_set)
             graphs_after_first_call = counting.graph_count
             compare_call(fn, registered, arg_set)
             assert counting.graph_count == graphs_after_first_call, "the second call compiled again"
+    return counting
+
+
+@contextlib.contextmanager
+def both_doors(fn: Callable[..., Any], backend: Any = "eager") -> Iterator[tuple[Callable[..., Any], ...]]:
+    """The two ways a user reaches jitcore, for tests that compare more than `check_against_eager` does (printed
+    output, globals, objects, exceptions): yields `(jit.compile(fn, backend=backend), registered)`, where
+    `registered(*args)` calls `fn` inside `jit.enabled(backend=backend)` while `fn` is registered for the block.
+    Example: `with both_doors(f, counting) as doors: for door in doors: assert_same(f(x), door(x))`.
+    """
+    import jitcore as jit
+
+    def registered(*args: Any, **kwargs: Any) -> Any:
+        with jit.enabled(backend=backend):
+            return fn(*args, **kwargs)
+
+    compiled = jit.compile(fn, backend=backend)
+    jit.register(fn)
+    try:
+        yield compiled, registered
     finally:
         jit.unregister(fn)
-    return counting
+
+
+def outcome(fn: Callable[..., Any], *args: Any) -> tuple[str, Any]:
+    """("returned", result) or ("raised", (exception type, message)): what a call did, to compare with eager's."""
+    try:
+        return "returned", fn(*args)
+    except Exception as exc:  # noqa: BLE001 - compared with the other side's
+        return "raised", (type(exc), str(exc))

@@ -8,7 +8,7 @@ import pytest
 
 import jitcore as jit
 from tests.breaks.helpers import assert_in_graphs, compare_printing
-from tests.support import CountingBackend, randn
+from tests.support import CountingBackend, both_doors, randn
 
 
 @pytest.fixture(autouse=True)
@@ -18,19 +18,10 @@ def _strict(monkeypatch):
 
 def _both_doors(fn, make_args, capsys):
     counting = CountingBackend()
-    compiled = jit.compile(fn, backend=counting)
-
-    def registered(*args):
-        with jit.enabled(backend=counting):
-            return fn(*args)
-
-    jit.register(fn)
-    try:
-        for door in (compiled, registered):
+    with both_doors(fn, counting) as doors:
+        for door in doors:
             for seed in (1, 2):
                 compare_printing(fn, door, make_args(seed), capsys)
-    finally:
-        jit.unregister(fn)
     return counting
 
 

@@ -9,7 +9,7 @@ import torch
 
 import jitcore as jit
 from tests.breaks.helpers import assert_in_graphs
-from tests.support import CountingBackend, assert_same, randn
+from tests.support import CountingBackend, assert_same, both_doors, randn
 
 randn_alias = np.random.randn
 
@@ -29,20 +29,11 @@ def _seeded(fn):
 
 def _both_doors(fn, *arg_sets):
     counting = CountingBackend()
-    compiled = jit.compile(fn, backend=counting)
-
-    def registered(*args):
-        with jit.enabled(backend=counting):
-            return fn(*args)
-
-    jit.register(fn)
-    try:
-        for door in (compiled, registered):
+    with both_doors(fn, counting) as doors:
+        for door in doors:
             for args in arg_sets:
                 for _ in range(2):
                     assert_same(_seeded(fn)(*args), _seeded(door)(*args))
-    finally:
-        jit.unregister(fn)
     return counting
 
 

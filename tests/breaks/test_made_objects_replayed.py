@@ -8,7 +8,7 @@ import torch
 
 import jitcore as jit
 from tests.breaks.helpers import assert_in_graphs, compare_printing
-from tests.support import assert_same, randn
+from tests.support import assert_same, both_doors, randn
 
 STORED = None
 LST = [1]
@@ -26,28 +26,21 @@ def _fresh():
 
 def _run_both_doors(fn, arg_sets, capsys, counting):
     """Each call against eager (result, printed output, globals after), through compile and register+enabled."""
-    compiled = jit.compile(fn, backend=counting)
-
-    def registered(*args):
-        with jit.enabled(backend=counting):
-            return fn(*args)
-
-    jit.register(fn)
     try:
-        for door in (compiled, registered):
-            for args in arg_sets:
-                for _ in range(2):
-                    _fresh()
-                    expected = fn(*args)
-                    eager_state = (STORED, list(LST))
-                    _fresh()
-                    actual = door(*args)
-                    assert_same(eager_state, (STORED, list(LST)), "globals after the call")
-                    assert (actual is STORED) == (expected is eager_state[0]), "the stored object is the result"
-                    _fresh()
-                    compare_printing(fn, door, args, capsys)
+        with both_doors(fn, counting) as doors:
+            for door in doors:
+                for args in arg_sets:
+                    for _ in range(2):
+                        _fresh()
+                        expected = fn(*args)
+                        eager_state = (STORED, list(LST))
+                        _fresh()
+                        actual = door(*args)
+                        assert_same(eager_state, (STORED, list(LST)), "globals after the call")
+                        assert (actual is STORED) == (expected is eager_state[0]), "the stored object is the result"
+                        _fresh()
+                        compare_printing(fn, door, args, capsys)
     finally:
-        jit.unregister(fn)
         _fresh()
 
 

@@ -9,7 +9,7 @@ import torch
 
 import jitcore as jit
 from tests.breaks.helpers import assert_in_graphs, call_capturing
-from tests.support import Args, CountingBackend, assert_same, randn
+from tests.support import Args, CountingBackend, assert_same, both_doors, randn
 
 _THIS = globals()
 
@@ -28,31 +28,24 @@ def _compare(fn, make_globals, capsys, calls=2):
     """Eager and each door on the same fresh globals, `calls` times in a row: results, exceptions, printed
     output and the globals after each call agree. Returns the counting backend."""
     counting = CountingBackend()
-    compiled = jit.compile(fn, backend=counting)
-
-    def registered(*args):
-        with jit.enabled(backend=counting):
-            return fn(*args)
-
-    jit.register(fn)
     try:
-        for door in (compiled, registered):
-            runs = []
-            for side in (fn, door):
-                for name in ("G", "len"):
-                    _THIS.pop(name, None)
-                _THIS.update(make_globals())
-                outcomes = []
-                for call in range(calls):
-                    out, result, error = call_capturing(side, Args(randn(3, seed=call)), capsys)
-                    outcomes.append((out, result, repr(error), _state()))
-                runs.append(outcomes)
-            for (e_out, e_result, e_error, e_state), (c_out, c_result, c_error, c_state) in zip(*runs):
-                assert (c_out, c_error) == (e_out, e_error)
-                assert_same(e_result, c_result)
-                assert_same(e_state, c_state, "globals after the call")
+        with both_doors(fn, counting) as doors:
+            for door in doors:
+                runs = []
+                for side in (fn, door):
+                    for name in ("G", "len"):
+                        _THIS.pop(name, None)
+                    _THIS.update(make_globals())
+                    outcomes = []
+                    for call in range(calls):
+                        out, result, error = call_capturing(side, Args(randn(3, seed=call)), capsys)
+                        outcomes.append((out, result, repr(error), _state()))
+                    runs.append(outcomes)
+                for (e_out, e_result, e_error, e_state), (c_out, c_result, c_error, c_state) in zip(*runs):
+                    assert (c_out, c_error) == (e_out, e_error)
+                    assert_same(e_result, c_result)
+                    assert_same(e_state, c_state, "globals after the call")
     finally:
-        jit.unregister(fn)
         for name in ("G", "len"):
             _THIS.pop(name, None)
     return counting

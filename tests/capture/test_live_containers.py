@@ -8,39 +8,23 @@ import copy
 
 import pytest
 
-import jitcore as jit
-from tests.support import assert_same, randn
-
-
-def _outcome(fn, args):
-    try:
-        return "returned", fn(*args)
-    except Exception as exc:  # noqa: BLE001 - compared with eager's
-        return "raised", (type(exc), str(exc))
+from tests.support import assert_same, both_doors, outcome, randn
 
 
 def _check(fn, *arg_sets):
     """fn compiled and registered agrees with eager on every arg set (twice each: the second call is a hit): the
     same result or exception, the same arguments afterwards. Each call gets its own deep copy of the arguments
     (sets included)."""
-    compiled = jit.compile(fn, backend="eager")
-    jit.register(fn)
-
-    def registered(*args):
-        with jit.enabled(backend="eager"):
-            return fn(*args)
-    try:
+    with both_doors(fn) as (compiled, registered):
         for arg_set in arg_sets:
             eager_args = copy.deepcopy(arg_set)
-            expected = _outcome(fn, eager_args)
+            expected = outcome(fn, *eager_args)
             for runner in (compiled, compiled, registered, registered):
                 args = copy.deepcopy(arg_set)
-                got = _outcome(runner, args)
+                got = outcome(runner, *args)
                 assert got[0] == expected[0], f"eager {expected}, compiled {got}"
                 assert_same(expected[1], got[1])
                 assert_same(eager_args, args, "args after the call")
-    finally:
-        jit.unregister(fn)
 
 
 # -- lists: the iterator walks by index ------------------------------------------------------------------------

@@ -6,20 +6,11 @@ import operator
 import sys
 
 
-import jitcore as jit
 from tests.breaks.helpers import assert_in_graphs, call_capturing
-from tests.support import Args, CountingBackend, assert_same, randn
+from tests.support import Args, CountingBackend, assert_same, both_doors, randn
 
 _THIS = sys.modules[__name__]
 SCALE = 2.0
-
-
-def _doors(fn, counting):
-    """fn through jit.compile and through register + enabled(), each with `counting`."""
-    def registered(*args):
-        with jit.enabled(backend=counting):
-            return fn(*args)
-    return jit.compile(fn, backend=counting), registered
 
 
 def write_through_namespace(x, ns):
@@ -28,11 +19,8 @@ def write_through_namespace(x, ns):
 
 
 def test_global_written_through_the_namespace_dict_is_read_by_name(monkeypatch):
-    counting = CountingBackend()
-    compiled, registered = _doors(write_through_namespace, counting)
-    jit.register(write_through_namespace)
-    try:
-        for door in (compiled, registered):
+    with both_doors(write_through_namespace) as doors:
+        for door in doors:
             for seed in range(2):
                 monkeypatch.setattr(_THIS, "SCALE", 2.0 + seed)
                 expected = write_through_namespace(randn(3, seed=seed), vars(_THIS))
@@ -40,8 +28,20 @@ def test_global_written_through_the_namespace_dict_is_read_by_name(monkeypatch):
                 monkeypatch.setattr(_THIS, "SCALE", 2.0 + seed)
                 assert_same(expected, door(randn(3, seed=seed), vars(_THIS)))
                 assert SCALE == after
-    finally:
-        jit.unregister(write_through_namespace)
+
+
+def _compare_printing(f, capsys, seeds=(0, 1)):
+    """Each door against eager: printed output, no exception, the same result. Returns the counting backend."""
+    counting = CountingBackend()
+    with both_doors(f, counting) as doors:
+        for door in doors:
+            for seed in seeds:
+                call = Args(randn(3, seed=seed))
+                out, result, error = call_capturing(door, call, capsys)
+                expected_out, expected, _ = call_capturing(f, call, capsys)
+                assert (out, error) == (expected_out, None)
+                assert_same(expected, result)
+    return counting
 
 
 def test_a_graph_break_at_globals_still_compiles_the_code_after_print(capsys):
@@ -50,18 +50,7 @@ def test_a_graph_break_at_globals_still_compiles_the_code_after_print(capsys):
         print("SCALE" in globals())
         return y + 1
 
-    counting = CountingBackend()
-    jit.register(f)
-    try:
-        for door in _doors(f, counting):
-            for seed in range(2):
-                call = Args(randn(3, seed=seed))
-                out, result, error = call_capturing(door, call, capsys)
-                expected_out, expected, _ = call_capturing(f, call, capsys)
-                assert (out, error) == (expected_out, None)
-                assert_same(expected, result)
-    finally:
-        jit.unregister(f)
+    counting = _compare_printing(f, capsys)
     assert_in_graphs(counting, operator.mul, operator.add)  # the code after the print is captured too
 
 
@@ -73,17 +62,7 @@ def test_locals_and_eval_at_a_break_see_the_users_frame(capsys):
         print(sorted(locals()), eval("SCALE + 1"), "SCALE" in vars(), len(globals()) > 3)
         return y + 1
 
-    counting = CountingBackend()
-    jit.register(f)
-    try:
-        for door in _doors(f, counting):
-            call = Args(randn(3))
-            out, result, error = call_capturing(door, call, capsys)
-            expected_out, expected, _ = call_capturing(f, call, capsys)
-            assert (out, error) == (expected_out, None)
-            assert_same(expected, result)
-    finally:
-        jit.unregister(f)
+    counting = _compare_printing(f, capsys, seeds=(0,))
     assert_in_graphs(counting, operator.mul, operator.add)
 
 
@@ -92,14 +71,11 @@ def test_dict_that_holds_itself_is_read_like_eager():
         return x * d["scale"] + len(d), d["self"] is d
 
     counting = CountingBackend()
-    jit.register(f)
-    try:
-        for door in _doors(f, counting):
+    with both_doors(f, counting) as doors:
+        for door in doors:
             for seed in range(2):
                 d = {"scale": 2.0 + seed}
                 d["self"] = d
                 assert_same(f(randn(3, seed=seed), d), door(randn(3, seed=seed), d))
                 assert d["self"] is d and len(d) == 2
-    finally:
-        jit.unregister(f)
     assert counting.graph_count >= 1

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import jitcore as jit
-from tests.support import assert_same, randn
+from tests.support import assert_same, both_doors, outcome, randn
 
 
 class Knob:
@@ -25,36 +25,22 @@ def _state(obj):
     return dict(vars(obj)) if not isinstance(obj, torch.Tensor) else obj
 
 
-def _call(fn, args):
-    try:
-        return ("ok", fn(*args))
-    except Exception as exc:  # noqa: BLE001 - compared with the compiled call
-        return ("raised", type(exc), str(exc))
-
-
 def _check(fn, make_args):
     """fn eagerly, compiled and registered: same results or exception, same attribute dicts afterwards."""
     eager_args = make_args()
-    expected = _call(fn, eager_args)
-    compiled = jit.compile(fn, backend="eager")
-    jit.register(fn)
-    try:
-        def registered(*args):
-            with jit.enabled(backend="eager"):
-                return fn(*args)
+    expected = outcome(fn, *eager_args)
+    with both_doors(fn) as (compiled, registered):
         for runner in (compiled, compiled, registered, registered):
             args = make_args()
-            got = _call(runner, args)
+            got = outcome(runner, *args)
             assert got[0] == expected[0], (got, expected)
-            if got[0] == "ok":
+            if got[0] == "returned":
                 assert_same(expected[1], got[1])
             else:
-                assert got[1:] == expected[1:]
+                assert got[1] == expected[1]
             for e, a in zip(eager_args, args):
                 if not isinstance(e, torch.Tensor):
                     assert _state(a) == _state(e)
-    finally:
-        jit.unregister(fn)
 
 
 def set_then_probe(x, k):

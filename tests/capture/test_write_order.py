@@ -9,7 +9,7 @@ import torch
 
 import jitcore as jit
 from jitcore.capture.write_order import SNAPSHOT_LIMIT
-from tests.support import CountingBackend, assert_same
+from tests.support import CountingBackend, assert_same, both_doors, outcome
 
 CASES = ["requires_grad", "metadata", "large"]
 
@@ -28,40 +28,26 @@ def _write(x, case):
         x.mul_(2)
 
 
-def _outcome(fn, *args):
-    try:
-        return "returned", fn(*args)
-    except Exception as exc:  # noqa: BLE001 - compared with the other side
-        return "raised", (type(exc), str(exc))
-
-
 def _compare(f, case, idx, counting):
     """Eager, then each door, on fresh inputs and logs: the same outcome, log and input afterwards, twice."""
     def run(fn):
         runs = []
         for _ in range(2):
             x, log = _input(case), []
-            runs.append((_outcome(fn, x, log, idx), log, x.detach()))
+            runs.append((outcome(fn, x, log, idx), log, x.detach()))
         return runs
 
-    def registered(*args):
-        with jit.enabled(backend=counting):
-            return f(*args)
-
     expected = run(f)
-    jit.register(f)
-    try:
-        for door in (jit.compile(f, backend=counting), registered):
-            for (outcome, log, x), (e_outcome, e_log, e_x) in zip(run(door), expected):
-                assert outcome[0] == e_outcome[0], (outcome, e_outcome)
-                if outcome[0] == "raised":
-                    assert outcome[1] == e_outcome[1]
+    with both_doors(f, counting) as doors:
+        for door in doors:
+            for (got, log, x), (e_got, e_log, e_x) in zip(run(door), expected):
+                assert got[0] == e_got[0], (got, e_got)
+                if got[0] == "raised":
+                    assert got[1] == e_got[1]
                 else:
-                    assert_same(e_outcome[1], outcome[1])
+                    assert_same(e_got[1], got[1])
                 assert log == e_log
                 assert_same(e_x, x, "input after the call")
-    finally:
-        jit.unregister(f)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -110,7 +96,7 @@ def test_without_side_effects_or_a_handler_the_graph_stays_whole():
     assert counting.graph_count == 1
 
 
-def test_a_view_read_first_after_its_base_was_written_through_another_view():
+def test_a_view_read_first_after_its_base_was_written_through_another_view(monkeypatch):
     """`vb.copy_(t)` with t requiring grad gives the shared base autograd history; `va`, a view of the same base
     read only after that, still matches eager (a break before the read, not an internal error)."""
     layer = torch.nn.Linear(3, 3)
@@ -126,20 +112,11 @@ def test_a_view_read_first_after_its_base_was_written_through_another_view():
 
     base, va, vb = views()
     expected = f(va, vb), base.detach().clone()
-    jit.register(f)
-    try:
-        with jit.enabled(backend="eager"):
+    monkeypatch.setattr(jit.config, "strict", True)  # an internal error is raised, not hidden by a fallback
+    with both_doors(f) as doors:
+        for door in doors:
             base, va, vb = views()
-            assert_same(expected, (f(va, vb), base.detach().clone()))
-    finally:
-        jit.unregister(f)
-    base, va, vb = views()
-    previous = jit.config.strict
-    jit.config.strict = True  # an internal error is raised, not hidden behind a native fallback
-    try:
-        assert_same(expected, (jit.compile(f, backend="eager")(va, vb), base.detach().clone()))
-    finally:
-        jit.config.strict = previous
+            assert_same(expected, (door(va, vb), base.detach().clone()))
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager"])
@@ -159,19 +136,10 @@ def test_views_of_one_base_that_overlap_on_a_later_call_recompile(backend):
         base, va, vb = views(overlap)
         expected.append((f(va, vb), base))
     counting = CountingBackend(backend)
-    compiled = jit.compile(f, backend=counting)
-
-    def registered(*args):
-        with jit.enabled(backend=counting):
-            return f(*args)
-
-    jit.register(f)
-    try:
+    with both_doors(f, counting) as (compiled, registered):
         for door in (compiled, registered):
             for overlap, want in zip((False, True, False), expected):
                 base, va, vb = views(overlap)
                 assert_same(want, (door(va, vb), base))
             if door is compiled:
                 assert counting.graph_count == 2  # one per overlap pattern; the third call reuses the first
-    finally:
-        jit.unregister(f)
