@@ -5,7 +5,7 @@ log each forward writes."""
 import torch
 
 import jitcore as jit
-from tests.support import CountingBackend, assert_same, randn
+from tests.support import CountingBackend, assert_same, both_doors, randn
 
 
 class Tagged(torch.nn.Module):
@@ -92,24 +92,24 @@ def test_module_list_shrunk_back_by_del_runs_its_remaining_layers():
     _run([grow, shrink, grow], graphs=4)
 
 
-def test_sequential_shrunk_by_pop_is_seen():
+def _run_sequential(seq, changes):
+    """run_all(x, seq) through both doors against eager, after each change to the Sequential passed in."""
     def run_all(x, seq):
         return seq(x) + len(seq)
 
-    seq = torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Tanh(), torch.nn.Sigmoid())
-    compiled = jit.compile(run_all, backend="eager")
-    jit.register(run_all)
-    try:
-        for change in (None, lambda: seq.pop(2), lambda: seq.append(torch.nn.Softsign()), lambda: seq.pop(1)):
+    with both_doors(run_all) as doors:
+        for change in (None, *changes):
             if change is not None:
                 change()
             x = randn(4, seed=len(seq))
             expected = run_all(x, seq)
-            assert_same(expected, compiled(x, seq))
-            with jit.enabled(backend="eager"):
-                assert_same(expected, run_all(x, seq))
-    finally:
-        jit.unregister(run_all)
+            for door in doors:
+                assert_same(expected, door(x, seq))
+
+
+def test_sequential_shrunk_by_pop_is_seen():
+    seq = torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Tanh(), torch.nn.Sigmoid())
+    _run_sequential(seq, [lambda: seq.pop(2), lambda: seq.append(torch.nn.Softsign()), lambda: seq.pop(1)])
 
 
 def test_recompile_reason_names_a_renumbered_container():
@@ -137,25 +137,8 @@ def test_parameter_list_appended_to():
 
 
 def test_sequential_extended_inside_a_function_argument():
-    def run_all(x, seq):
-        return seq(x) + len(seq)
-
-    log = []
     seq = torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Tanh())
-    compiled = jit.compile(run_all, backend="eager")
-    jit.register(run_all)
-    try:
-        for change in (None, lambda: seq.append(torch.nn.Sigmoid()), lambda: seq.insert(0, torch.nn.Softsign())):
-            if change is not None:
-                change()
-            x = randn(4, seed=len(seq))
-            expected = run_all(x, seq)
-            assert_same(expected, compiled(x, seq))
-            with jit.enabled(backend="eager"):
-                assert_same(expected, run_all(x, seq))
-    finally:
-        jit.unregister(run_all)
-    assert log == []
+    _run_sequential(seq, [lambda: seq.append(torch.nn.Sigmoid()), lambda: seq.insert(0, torch.nn.Softsign())])
 
 
 def test_recompile_reason_names_the_container():

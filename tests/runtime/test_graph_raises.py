@@ -17,14 +17,7 @@ import jitcore as jit
 from jitcore.codegen.transform import SNAPSHOT_LIMIT, graph_is_pure, graph_uses_rng, mutated_inputs
 from jitcore.runtime.pipeline import GRAPH_RAISE_LIMIT
 from tests.breaks.helpers import compare_printing
-from tests.support import CountingBackend, assert_same
-
-
-def _outcome(fn, *args):
-    try:
-        return "returned", fn(*args)
-    except Exception as exc:  # noqa: BLE001 - compared with the other side
-        return "raised", (type(exc), str(exc))
+from tests.support import CountingBackend, assert_same, both_doors, outcome
 
 
 def _both_ways(make, *args, backend=None):
@@ -32,18 +25,13 @@ def _both_ways(make, *args, backend=None):
     returns a fresh (function, log) pair, so each way has its own function and its own log."""
     backend = backend or CountingBackend()
     fn, log = make()
-    eager = (_outcome(fn, *args), list(log))
-    fn, log = make()
-    compiled_fn = jit.compile(fn, backend=backend)
-    compiled = [(_outcome(compiled_fn, *args), list(log)) for _ in range(2)]
-    fn, log = make()
-    jit.register(fn)
-    try:
-        with jit.enabled(backend=backend):
-            registered = [(_outcome(fn, *args), list(log)) for _ in range(2)]
-    finally:
-        jit.unregister(fn)
-    return eager, compiled, registered
+    eager = (outcome(fn, *args), list(log))
+    runs = []
+    for door in range(2):
+        fn, log = make()
+        with both_doors(fn, backend) as doors:
+            runs.append([(outcome(doors[door], *args), list(log)) for _ in range(2)])
+    return eager, *runs
 
 
 def _assert_like_eager(eager, compiled, registered):
