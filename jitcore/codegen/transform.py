@@ -107,7 +107,9 @@ class EntryCodegen:
     def build_typed_tuple(self, tuple_type, items_expr: str) -> str:
         name = self.constant_object(tuple_type, "type")
         if hasattr(tuple_type, "_fields"):
-            return f"{name}(*{items_expr})"
+            # Note [Rebuilding a namedtuple]: the instance is made as the class's own __new__ makes it, without
+            # calling that __new__ again (it ran while tracing; under JITCORE=1 it may be this very entry)
+            return f"{self.constant_object(tuple.__new__, 'tuple_new')}({name}, {items_expr})"
         return f"{name}({items_expr})"
 
     def build_typed_dict(self, dict_type, body: str) -> str:

@@ -149,3 +149,34 @@ def test_code_given_with_python_c_is_the_users(tmp_path):
     proc = run_python(["-c", program], tmp_path, JITCORE="1")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "True [2.0, 2.0]\n"
+
+
+_NAMEDTUPLE_SCRIPT = textwrap.dedent("""\
+    import collections
+    import torch
+
+    Pair = collections.namedtuple("Pair", "a b")
+    LOG = collections.defaultdict(list)
+
+    def step(x):
+        LOG["k"].append(1)
+        print("between")
+        return Pair(x + len(LOG["k"]), x * 2)
+
+    for _ in range(3):
+        out = step(torch.ones(2))
+    print("result:", out.a.tolist(), out.b.tolist(), dict(LOG), repr(torch.ones(1)))
+""")
+
+
+@needs_install
+def test_jitcore_1_rebuilds_namedtuples_without_calling_their_new_again(tmp_path):
+    """A namedtuple's __new__ (eval'd from "<string>") holds tensors, so JITCORE=1 compiles it too; rebuilding
+    its result must not call it again (it would run its own entry, without end). Printing a tensor makes one."""
+    (tmp_path / "script.py").write_text(_NAMEDTUPLE_SCRIPT)
+    eager = run_python(["script.py"], tmp_path)
+    proc = run_python(["script.py"], tmp_path, JITCORE="1")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == eager.stdout
+    assert "result: [4.0, 4.0] [2.0, 2.0] {'k': [1, 1, 1]}" in proc.stdout
+    assert "fallback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr

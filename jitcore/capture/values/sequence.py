@@ -219,7 +219,7 @@ def _structseq_fields(tp):
 
 def _build_typed(tp, items):
     if hasattr(tp, "_fields"):
-        return tp(*items)
+        return tuple.__new__(tp, items)  # Note [Rebuilding a namedtuple] in codegen/transform.py
     return tp(items)
 
 
