@@ -151,7 +151,7 @@ class FrameCache:
         with _compile_section():
             if any(entry.guard_check(*args, cells) for entry in self.entries):
                 return
-            if self.policy.full(self.entries):
+            if not self.policy.admit(self.entries, args, cells):  # a recompile: reported and learnt from as a miss
                 return
             self.entries.append(self.pipeline.compile(args, cells))
             self.dispatcher.update(self.entries)
