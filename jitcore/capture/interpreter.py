@@ -317,6 +317,16 @@ class FrameState:
             self.done = True
             raise TracedException(value, value.origin)
 
+    def has_handler(self) -> bool:
+        """Whether a traced try/with region, in this frame or a caller's, covers the current instruction: an
+        exception raised here would be caught by traced code (capture/write_order.py asks it)."""
+        frame = self
+        while frame is not None:
+            if exception_handler(frame.code, frame.current.offset) is not None:
+                return True
+            frame = frame.parent
+        return False
+
     def unwind(self, value) -> bool:
         """Jump to this frame's handler for the current instruction, as CPython does: trim the stack to the
         handler's depth, push the instruction offset if asked, push the exception. False: no handler here."""
