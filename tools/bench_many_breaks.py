@@ -1,0 +1,76 @@
+"""Long functions with many graph breaks: first-call time against the same function without breaks.
+
+Run: `.venv/bin/python tools/bench_many_breaks.py [--lines 400] [--every 10] [--torch]`. Builds a function of
+`--lines` tensor statements with a `print` (to a buffer) replacing every `--every`-th one (400 and 10: 40 breaks),
+and the same function without the prints, then times each one's first call (capture, codegen, backend) and second
+call under jitcore (eager backend), and under torch.compile with `--torch`. Issue 18's target: the first call with
+breaks within 3x the first call without. A warm-up compile runs first, so neither pays the process's imports.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import torch  # noqa: E402
+
+import jitcore as jit  # noqa: E402
+
+SINK = io.StringIO()
+
+
+def make(lines: int, every: int, name: str):
+    """A function of `lines` statements on `x`, a print to SINK every `every`-th one (none for 0)."""
+    body = []
+    for i in range(lines):
+        if every and i % every == every - 1:
+            body.append(f"    print({i}, file=SINK)")
+        else:
+            body.append(f"    x = torch.relu(x * 1.0001 + {i % 7}.0) - 0.5")
+    source = f"def {name}(x):\n" + "\n".join(body) + "\n    return x\n"
+    namespace = {"torch": torch, "SINK": SINK}
+    exec(compile(source, f"<{name}>", "exec"), namespace)
+    return namespace[name]
+
+
+def first_and_second(compiled, x) -> tuple:
+    times = []
+    for _ in range(2):
+        started = time.perf_counter()
+        compiled(x)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=400)
+    parser.add_argument("--every", type=int, default=10)
+    parser.add_argument("--torch", action="store_true", help="also time torch.compile (eager backend)")
+    options = parser.parse_args()
+    x = torch.randn(8)
+    jit.compile(make(3, 0, "warm"), backend="eager")(x)
+    rows = []
+    compilers = [("jitcore", lambda f: jit.compile(f, backend="eager"))]
+    if options.torch:
+        torch.compile(make(3, 0, "warm_tc"), backend="eager")(x)
+        compilers.append(("torch.compile", lambda f: torch.compile(f, backend="eager")))
+    for label, compile_fn in compilers:
+        plain = first_and_second(compile_fn(make(options.lines, 0, "no_breaks")), x)
+        broken = first_and_second(compile_fn(make(options.lines, options.every, "with_breaks")), x)
+        rows.append((label, plain, broken))
+    breaks = options.lines // options.every if options.every else 0
+    print(f"{options.lines} lines, {breaks} breaks; first call (s), second call (ms)")
+    print(f"{'compiler':<14} {'no breaks':>10} {'breaks':>10} {'ratio':>7} {'2nd no br':>10} {'2nd breaks':>10}")
+    for label, plain, broken in rows:
+        print(f"{label:<14} {plain[0]:>10.2f} {broken[0]:>10.2f} {broken[0] / plain[0]:>7.1f} "
+              f"{plain[1] * 1e3:>10.2f} {broken[1] * 1e3:>10.2f}")
+    print("target (issue 18): jitcore's ratio at most 3")
+
+
+if __name__ == "__main__":
+    main()
