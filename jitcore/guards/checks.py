@@ -579,8 +579,11 @@ class NamespaceEntryMatch(Check):
         if not present:
             return f"was deleted (it was {self._text})"
         now = self.namespace[self.key]
-        target = self._strong if self._ref is None else self._ref()
-        if now is target and target is not None:
+        if self._ref is None:
+            # held strongly (None, an int, a tuple...): the check is `is` on that very object, None included
+            if now is self._strong:
+                return None
+        elif now is self._ref() is not None:
             return None
         return f"was replaced ({self._text} -> {short_repr(now)})"
 

@@ -18,6 +18,7 @@ from jitcore.guards import (
     HasAttrMatch,
     LengthMatch,
     Namespace,
+    NamespaceEntryMatch,
     NoneMatch,
     NotNoneMatch,
     ReduceMatch,
@@ -499,3 +500,13 @@ def test_reduce_match_hits_an_equal_getter_and_misses_other_arguments_or_types()
     assert run(check, operator.itemgetter(2))[0] is False
     assert run(check, operator.itemgetter(True))[0] is False  # 1 == True, but not the same argument
     assert run(check, operator.attrgetter("a")) == (False, ["v: expected a itemgetter, got attrgetter"])
+
+
+def test_namespace_entry_match_explains_nothing_while_a_none_entry_stays_none():
+    class Output:
+        last_hidden_state = None
+
+    check = NamespaceEntryMatch(Output.__dict__, "last_hidden_state", None, "Output.last_hidden_state", owner=Output)
+    assert check.explain() is None
+    Output.last_hidden_state = 3
+    assert check.explain() == "was replaced (None -> 3)"
