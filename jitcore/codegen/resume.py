@@ -23,7 +23,7 @@ from bytecode import Bytecode, Instr, Label, TryBegin, TryEnd, CompilerFlags
 from jitcore.capture.code_cache import CodeCache
 from jitcore.capture.liveness import same_body
 
-__all__ = ["resume_code", "resume_origin", "real_offset", "abstract_of", "clear"]
+__all__ = ["resume_code", "resume_origin", "real_offset", "abstract_of", "restore_try_depths", "clear"]
 
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
@@ -276,15 +276,21 @@ def _parsed(code):
     if len(real) != len(instrs) or any(r.opname != i.name for r, i in zip(real, instrs)):
         raise ValueError(f"bytecode and dis disagree on {code.co_qualname}")
     offset_of = {id(i): r.offset for r, i in zip(real, instrs)}
-    # from_code leaves every TryBegin at depth 0; restore the depths of the (start-ordered) table entries
-    tries = [x for x in src if isinstance(x, TryBegin)]
+    restore_try_depths(src, code)
+    found = _PARSED[code] = (list(src), real, offset_of)
+    return found
+
+
+def restore_try_depths(items, code) -> None:
+    """Give the TryBegins of `items` (code's abstract form, from `Bytecode.from_code`, which leaves every one at
+    depth 0) the depths of code's exception table, start-ordered: they are kept, never recomputed (Note [Resume
+    pitfalls])."""
+    tries = [x for x in items if isinstance(x, TryBegin)]
     table = sorted(dis._parse_exception_table(code), key=lambda e: e.start)
     if len(tries) != len(table):
         raise ValueError(f"exception table of {code.co_qualname} does not match its try blocks")
     for begin, entry in zip(tries, table):
         begin.stack_depth = entry.depth
-    found = _PARSED[code] = (list(src), real, offset_of)
-    return found
 
 
 def abstract_of(code):

@@ -159,13 +159,7 @@ class GuardTree:
         """Add `check` at the node for `path`; returns False when an identical check is already there."""
         _validate_path(path)
         _validate_check(check)  # before any node is created, so a refused call leaves the tree as it was
-        node = self.root
-        for step in path:
-            key = _step_key(step)
-            child = node.children.get(key)
-            if child is None:
-                child = node.children[key] = GuardNode(step, node)
-            node = child
+        node = self._node_for(path)
         if isinstance(check, Relation):
             for other in check.other_paths:  # a relation reads these too: their nodes must exist
                 self._node_for(other)
@@ -181,6 +175,7 @@ class GuardTree:
                 child = node.children[key] = GuardNode(step, node)
             node = child
         return node
+
     def add_relation(self, check: Check, paths: list, user_name: str = "shape relations") -> None:
         """A check over the values at several paths (each already holding leaf checks: they run first and settle
         the types the relation reads). The check's `explain` gets the tuple of values, `render_many` their

@@ -14,7 +14,7 @@ import torch
 from bytecode import Bytecode, Instr, Label, CellVar, FreeVar, TryBegin, TryEnd
 
 from jitcore.capture.frame import arg_names
-from jitcore.codegen.resume import abstract_of
+from jitcore.codegen.resume import abstract_of, restore_try_depths
 from jitcore.runtime.tracebacks import note_prologue, user_traceback
 
 __all__ = ["FALLTHROUGH", "build_prologue_code"]
@@ -48,12 +48,7 @@ def _assembled(code, dispatch):
         bc = Bytecode.from_code(code)
         # Note [Resume pitfalls] (codegen/resume.py): a resume function's prologue jumps into try regions, where
         # `bytecode` cannot recompute exception depths (it writes 32768); keep the depths the code already has
-        tries = [x for x in bc if isinstance(x, TryBegin)]
-        table = sorted(dis._parse_exception_table(code), key=lambda e: e.start)
-        if len(tries) != len(table):
-            raise ValueError(f"exception table of {code.co_qualname} does not match its try blocks")
-        for begin, entry in zip(tries, table):
-            begin.stack_depth = entry.depth
+        restore_try_depths(bc, code)
     params = arg_names(code)
     cellvars = set(code.co_cellvars)
     out = []
