@@ -81,6 +81,9 @@ _kind("fake_tensor_error", "the tensor operation failed while jitcore traced it 
 _kind("raise_after_write", "an operation that can raise on tensor data follows an in-place write jitcore cannot "
       "undo, so it runs after that write and the side effects before it, where Python's `try` sees it",
       "write to a copy (x = x.clone()) before the in-place operation, or do the checked indexing first")
+_kind("input_write_autograd", "an in-place write to an input tensor whose earlier reads autograd depends on: "
+      "AOTAutograd cannot compile it in one graph with them", "write to a copy (x = x.clone()) of the input instead, "
+      "or make the write before the reads")
 _kind("user_exception", "the traced code raises an exception", "exceptions are re-raised by running the code natively")
 _kind("generator", "generators and coroutines run natively", "move tensor work out of the generator into a function",
       here="move the tensor work out of the generator into a plain function, which jitcore can compile")

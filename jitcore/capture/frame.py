@@ -57,12 +57,14 @@ class Captured:
 
 
 def capture_frame(code, fn_globals, closure, args: dict, fn_name: str, dynamic_paths=frozenset(),
-                  shape_choice=None, structural_paths=frozenset()) -> Captured:
+                  shape_choice=None, structural_paths=frozenset(), autograd_backend=False) -> Captured:
     """`dynamic_paths`: guard paths of numbers captured as graph inputs; `shape_choice` (capture/shapes.py): which
     tensor dims get symbolic sizes; `structural_paths`: guard paths of modules and functions captured by type and
-    structure instead of identity (Note [Instances shared by structure])."""
+    structure instead of identity (Note [Instances shared by structure]); `autograd_backend`: the graph goes to
+    AOTAutograd (Note [Input writes under AOTAutograd] in capture/write_order.py)."""
     start = time.perf_counter()
-    attempt = (code, fn_globals, closure, args, fn_name, start, (dynamic_paths, structural_paths), shape_choice)
+    attempt = (code, fn_globals, closure, args, fn_name, start, (dynamic_paths, structural_paths), shape_choice,
+               autograd_backend)
     with quiet_fake_failures():
         return _capture(attempt, code)
 
@@ -80,10 +82,12 @@ def _capture(attempt, code) -> Captured:
             raise brk from None
 
 
-def _attempt(code, fn_globals, closure, args, fn_name, start, paths, shape_choice, stop) -> Captured:
+def _attempt(code, fn_globals, closure, args, fn_name, start, paths, shape_choice, autograd_backend,
+             stop) -> Captured:
     ctx = CaptureContext(code, fn_globals, fn_name, closure)
     ctx.dynamic_paths, ctx.structural_paths = paths
     ctx.graph.shape_choice = shape_choice
+    ctx.graph.autograd_backend = autograd_backend
     if stop is not None:
         ctx.stop_at = stop[:2]
         ctx.count_visits = False
@@ -129,7 +133,10 @@ def _attempt(code, fn_globals, closure, args, fn_name, start, paths, shape_choic
 def _guard_storage_overlaps(ctx, graph, by_node) -> None:
     """A graph that writes a tensor input in place relies on which of its tensor inputs share storage, and where
     (StorageOverlapMatch); the parameters and buffers of modules are pinned by identity and left out."""
-    written = [node for node in graph.graph.nodes if node in graph.written_inputs and node in by_node]
+    # written_inputs holds every placeholder a write was computed from, dynamic numbers included: only tensors
+    # have storage
+    written = [node for node in graph.graph.nodes
+               if node in graph.written_inputs and node in by_node and "storage" in node.meta]
     if not written:
         return
     tensors = [(source, node.meta["storage"]) for node, (source, _) in by_node.items()

@@ -68,6 +68,8 @@ class GraphBuilder:
         #: (None while they can be): Note [Raising after a write that cannot be undone] in write_order.py
         self.written_inputs: set = set()
         self.unrestorable_write: str | None = None
+        #: the graph goes to AOTAutograd (Note [Input writes under AOTAutograd], write_order.py)
+        self.autograd_backend = False
 
     # -- inputs -----------------------------------------------------------------------------------------------
     def to_fake(self, tensor: torch.Tensor):

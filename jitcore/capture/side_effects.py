@@ -74,6 +74,13 @@ class SideEffects:
         """The value assigned to obj.name while tracing, DELETED after a `del`, or None."""
         return self._attrs.get((id(obj), name))
 
+    def forget_attrs(self, obj) -> None:
+        """obj's attribute writes now live in its __dict__'s value (read by `vars(o)` / `o.__dict__`), whose delta
+        replays them: replaying them again as attribute writes would undo deletes made through the dict."""
+        for key in [key for key in self._attrs if key[0] == id(obj)]:
+            del self._attrs[key]
+            del self._records[("attr", id(obj), key[1])]
+
     def attr_names(self, obj) -> list:
         """The names of obj's attributes written or deleted while tracing."""
         return [name for (owner, name) in self._attrs if owner == id(obj)]

@@ -9,7 +9,16 @@ then the graph's exception leaves the frame as it comes: the Python side effects
 that can raise on tensor data (an index, a gather, an embedding lookup) that follows such a write breaks the graph
 before it, where side effects are pending or a handler is active: the write and the side effects happen first,
 and the op runs in Python (or in the next graph, whose own entry can start over).
-Imports torch and capture's graph and breaks only. Entry points: `note_writes`, `check_may_raise`.
+Note [Input writes under AOTAutograd]: AOTAutograd functionalizes a graph that writes an input in place, and that
+goes wrong where autograd saw the input's data before the write: a graph that reads an input into an op whose
+result requires grad and then writes the input in place fails to compile ("a variable needed for gradient
+computation has been modified by an inplace operation", where eager, which never runs backward, is fine), and a
+graph that reads one view of a base and then writes grad-requiring data into another view of it returns the first
+read's results as requiring grad (the synthetic base carries the write's history). Neither happens to a graph whose
+first reader of the input is the write itself, so for a graph bound for AOTAutograd with grad mode on, such a write
+breaks the graph before it: the next graph starts with the write.
+Imports torch and capture's graph, sources and breaks only. Entry points: `note_writes`, `check_may_raise`,
+`check_input_write`.
 """
 from __future__ import annotations
 
@@ -17,10 +26,12 @@ import operator
 
 import torch
 from torch.fx.experimental.symbolic_shapes import is_concrete_int
+from torch.multiprocessing.reductions import StorageWeakRef
 
 from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.sources import ModuleDictSource
 
-__all__ = ["SNAPSHOT_LIMIT", "check_may_raise", "note_writes"]
+__all__ = ["SNAPSHOT_LIMIT", "check_input_write", "check_may_raise", "note_writes"]
 
 #: the most elements an entry copies per call to be able to put its inputs back (a KV cache written in place is
 #: not copied on every call: such a graph raises as it comes)
@@ -106,3 +117,47 @@ def check_may_raise(state, target, fake_args: list, fake_kwargs: dict) -> None:
         return
     if state.ctx.side_effects or state.has_handler():
         raise GraphBreak("raise_after_write", f"{_name(target) or target} after the in-place {write}")
+
+
+def _storage(fake):
+    return StorageWeakRef(fake.untyped_storage())
+
+
+def _requires_grad(fake) -> bool:
+    if isinstance(fake, torch.Tensor):
+        return fake.requires_grad
+    if isinstance(fake, (list, tuple)):
+        return any(_requires_grad(item) for item in fake)
+    return False
+
+
+def _aliases(fake, storages) -> bool:
+    return isinstance(fake, torch.Tensor) and not fake.is_sparse and _storage(fake) in storages
+
+
+def check_input_write(graph, target, written: list) -> None:
+    """Break before the in-place `target` that wrote `written` (values, fake state already past the write) when the
+    graph goes to AOTAutograd and it writes an input whose data an earlier op of the graph read for autograd
+    (Note [Input writes under AOTAutograd])."""
+    if not graph.autograd_backend or not written or not torch.is_grad_enabled():
+        return
+    fakes = [v.fake for v in written if isinstance(getattr(v, "fake", None), torch.Tensor) and not v.fake.is_sparse]
+    storages = {_storage(fake) for fake in fakes}
+    if not storages:
+        return
+    writes_grad = any(fake.requires_grad for fake in fakes)
+    todo = [value.node for source, value in graph.inputs.items()
+            if not isinstance(source, ModuleDictSource) and _aliases(getattr(value, "fake", None), storages)]
+    seen = set()
+    while todo:
+        node = todo.pop()
+        for user in node.users:
+            if user in seen or user.op not in ("call_function", "call_method", "call_module"):
+                continue
+            seen.add(user)
+            out = user.meta.get("example_value")
+            if _aliases(out, storages):
+                todo.append(user)  # a view of the input: what reads it counts
+            elif writes_grad or _requires_grad(out):
+                raise GraphBreak("input_write_autograd", f"in-place {_name(target) or target} of an input read "
+                                 f"earlier in the graph by {user.name}")

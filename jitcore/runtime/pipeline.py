@@ -67,7 +67,11 @@ class CompilePipeline:
         self.assembly = EntryAssembly(params, fn_globals)
         self.contain = Containment(code, self.where, options)
         #: the backend runs AOTAutograd, which reads the static-input marks
-        self.reads_marks = backends.AOT_AUTOGRAD in backends.tags_of(options.backend)
+        tags = backends.tags_of(options.backend)
+        self.reads_marks = backends.AOT_AUTOGRAD in tags
+        #: the backend may run AOTAutograd: a callable we know nothing about may (Note [Input writes under
+        #: AOTAutograd], capture/write_order.py)
+        self.may_run_aot = self.reads_marks or not tags
         #: graphs go to the backend without static-input marks (set after a backend failed on a marked graph)
         self.plain_graphs = False
 
@@ -77,7 +81,8 @@ class CompilePipeline:
         try:
             dynamic = self.policy.dynamic()
             captured = capture_frame(self.code, self.globals, cells, dict(zip(self.params, args)), self.name,
-                                     dynamic.numbers, dynamic.shapes, dynamic.structural)
+                                     dynamic.numbers, dynamic.shapes, dynamic.structural,
+                                     autograd_backend=self.may_run_aot)
         except GraphBreak as brk:
             return self._unresumable(brk)
         except CaptureInternalError as exc:

@@ -88,9 +88,24 @@ def delete_missing_caught(x, k):
     return x
 
 
+def set_probe_through_vars_then_delete(x, k):
+    k.tmp = 1
+    seen = int("tmp" in vars(k))
+    delattr(k, "tmp")
+    return x + seen
+
+
+def delete_after_reading_dict_then_set(x, k):
+    del k.a
+    d = vars(k)
+    k.a = 5
+    return x + len(d) + k.a
+
+
 @pytest.mark.parametrize("fn", [set_then_probe, set_then_read_dict, delete_then_probe,
                                 write_through_dict_then_attributes, delete_shadowing_attribute, delete_twice,
-                                delete_missing_caught], ids=lambda f: f.__name__)
+                                delete_missing_caught, set_probe_through_vars_then_delete,
+                                delete_after_reading_dict_then_set], ids=lambda f: f.__name__)
 def test_reads_see_pending_writes_of_an_object(fn):
     _check(fn, lambda: (randn(3), Knob()))
 

@@ -143,3 +143,85 @@ def test_views_of_one_base_that_overlap_on_a_later_call_recompile(backend):
                 assert_same(want, (door(va, vb), base))
             if door is compiled:
                 assert counting.graph_count == 2  # one per overlap pattern; the third call reuses the first
+
+
+# Note [Input writes under AOTAutograd]: an input read by an op autograd depends on, then written in place.
+# Strict mode: a backend failure or an internal error raises instead of falling back to eager's own answer.
+
+
+def _stack():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Tanh())
+
+
+def _views():
+    base = torch.arange(6.0).reshape(2, 3)
+    return base[:1], base[1:]
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "user callable"])
+def test_an_input_read_for_autograd_then_written_in_place_compiles_with_aot(backend, monkeypatch):
+    monkeypatch.setattr(jit.config, "strict", True)
+    net = _stack()
+
+    def f(v):
+        t = net(v)
+        v.mul_(0.5)
+        return torch.relu(t)
+
+    counting = CountingBackend("aot_eager")
+    chosen = counting if backend == "user callable" else "aot_eager"
+    expected_v = _views()[1]
+    expected = f(expected_v)
+    with both_doors(f, chosen) as doors:
+        for door in doors:
+            _, v = _views()
+            got = door(v)
+            assert_same(expected, got)
+            assert_same(expected_v, v, "input after the call")
+            assert got.requires_grad and got.grad_fn is not None
+
+
+def test_a_view_read_then_another_view_written_with_grad_data_keeps_requires_grad(monkeypatch):
+    monkeypatch.setattr(jit.config, "strict", True)
+    net = _stack()
+
+    def f(va, vb, y):
+        t4 = torch.maximum(y, va).sigmoid()
+        vb.copy_(net(y))
+        return t4 * 2, vb
+
+    y = torch.ones(1, 3)
+    ea, eb = _views()
+    expected = f(ea, eb, y)
+    with both_doors(f, "aot_eager") as doors:
+        for door in doors:
+            va, vb = _views()
+            got = door(va, vb, y)
+            assert_same(expected, got)
+            assert got[0].requires_grad is expected[0].requires_grad is False
+            assert got[1].requires_grad is expected[1].requires_grad is True
+
+
+def test_a_write_with_dynamic_numbers_in_the_graph_is_guarded_on_storage_overlap(monkeypatch):
+    monkeypatch.setattr(jit.config, "strict", True)
+    class Knob:
+        gain = 0.5
+
+    knob = Knob()
+
+    def f(x, va):
+        t = va * knob.gain
+        t.neg_()
+        va.add_(x * knob.gain)
+        return t
+
+    with both_doors(f) as doors:
+        for door in doors:
+            for gain in (0.5, -1.0, 2.0):
+                knob.gain = gain
+                base, ebase = torch.arange(8.0), torch.arange(8.0)
+                expected = f(torch.ones(4), ebase[:4])
+                got = door(torch.ones(4), base[:4])
+                assert_same(expected, got)
+                assert_same(ebase, base, "input after the call")

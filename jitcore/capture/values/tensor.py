@@ -14,7 +14,7 @@ from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols, is_conc
 from jitcore.guards import StorageOffsetMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.graph import fx_args, fake_args, is_symbolic
-from jitcore.capture.write_order import check_may_raise, note_writes
+from jitcore.capture.write_order import check_input_write, check_may_raise, note_writes
 from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.constant import ConstantValue, const
 from jitcore.capture.values.sequence import TupleValue, ListValue
@@ -262,6 +262,7 @@ def graph_call(state, op: str, target, args: list, kwargs: dict) -> Value:
     # an inference tensor keeps no version counter: an op on one that returns nothing ran for its effect
     written = [v for v, before in zip(tensors, versions)
                if _version(v.fake) != before or (before is None and fake is None)]
+    check_input_write(graph, target, written)
     note_writes(graph, target, written)
     mutated = bool(written)
     if mutated and not _contains_tensor(fake):

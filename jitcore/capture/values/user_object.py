@@ -289,6 +289,7 @@ class UserObjectValue(_DunderProtocol, OpaqueValue):
                 own.delitem(state, const(name))
             elif pending is not None:
                 own.setitem(state, const(name), pending)
+        state.ctx.side_effects.forget_attrs(self.obj)
         return own
 
     def _pending_names(self, state):
