@@ -53,6 +53,9 @@ class CaptureContext:
         #: id -> (object, Value, first source) for mutable objects read from sources: one object reached from two
         #: sources (`f(x, l, l)`) is one value, guarded `b is a`
         self.by_identity: dict = {}
+        #: id(closure cell) -> (cell, its RootCell, the source of the cell object or None): one value per cell
+        #: (values/cells.root_cell)
+        self.root_cells: dict = {}
         #: ids of the containers being wrapped right now, so a container that holds itself wraps in finite time
         self.wrapping: set = set()
         #: sources of the distinct mutable objects capture modelled separately, and where their guard sits

@@ -78,6 +78,9 @@ class Continuation:
     jump: Successor | None
     exits: tuple | None
     callee: NativeCallee | None
+    #: the frame's cell variables (name -> its cell value), which its resume function shares (Note [Resume
+    #: functions share the frame's cells], codegen/resume.py)
+    cells: dict = dataclasses.field(default_factory=dict)
 
 
 def continuation_at(state, inst, reason: GraphBreak) -> Continuation:
@@ -94,7 +97,8 @@ def continuation_at(state, inst, reason: GraphBreak) -> Continuation:
     callee = None
     if exits is not None and inst.opname in _CALLED:
         callee = _native_callee(state, inst, stack, reason)
-    return Continuation(reason, inst, start, stack, kinds, bound, state.kw_names, *successors, exits, callee)
+    cells = {name: state.cells[name] for name in code.co_cellvars}
+    return Continuation(reason, inst, start, stack, kinds, bound, state.kw_names, *successors, exits, callee, cells)
 
 
 def _start_of(code, inst) -> int:

@@ -74,7 +74,7 @@ def _capture(attempt, code) -> Captured:
         return _attempt(*attempt, None)
     except GraphBreak as brk:
         offset = brk.root_offset
-        if offset is None or code.co_cellvars:
+        if offset is None:
             raise
         try:
             return _attempt(*attempt, (offset, brk.root_visit, brk))

@@ -27,9 +27,10 @@ from jitcore.capture.prologues import unwrapped
 from jitcore.capture.side_effects import DELETED
 from jitcore.capture.opcodes.registry import StackEffectError
 from jitcore.capture.sources import (LocalSource, GlobalSource, ModuleGlobalSource, BuiltinSource, CellSource,
+                                     CellObjectSource,
                                      AttrSource, ItemSource, HeldSource)
 from jitcore.capture.values import wrap
-from jitcore.capture.values.cells import CellBox, RootCell
+from jitcore.capture.values.cells import CellBox, RootCell, root_cell
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.exception import ExceptionValue, TracedException, chain_context, exception_from_break
 from jitcore.capture.values.objects import is_trusted_module
@@ -133,7 +134,7 @@ class FrameState:
         local_values = {name: _Lazy(value, LocalSource(name)) for name, value in arg_values.items()}
         cells = {}
         for index, name in enumerate(code.co_freevars):
-            cells[name] = RootCell(ctx.closure[index], CellSource(index, name))
+            cells[name] = root_cell(ctx, ctx.closure[index], CellSource(index, name), CellObjectSource(index, name))
         return cls(ctx, code, ctx.globals, local_values, cells)
 
     # -- the loop ---------------------------------------------------------------------------------------------
@@ -442,13 +443,15 @@ class FrameState:
         closure = fn.__closure__ or ()
         for index, name in enumerate(code.co_freevars):
             if fn_source is not None:
-                source = AttrSource(ItemSource(AttrSource(fn_source, "__closure__"), index), "cell_contents")
+                cell_source = ItemSource(AttrSource(fn_source, "__closure__"), index)
+                source = AttrSource(cell_source, "cell_contents")
             else:
                 # a function found without a source (a method on its class, guarded there by identity): its cells
                 # are that function's own, reached through the cell itself
+                cell_source = None
                 source = AttrSource(HeldSource(Held(closure[index]), f"{fn.__qualname__}.<{name}>"),
                                     "cell_contents")
-            cells[name] = RootCell(closure[index], source)
+            cells[name] = root_cell(self.ctx, closure[index], source, cell_source)
         return self._run_child(code, fn.__globals__, bound, cells, fn)
 
     def inline_nested(self, nested, args: list, kwargs: dict):

@@ -12,6 +12,7 @@ from jitcore.guards.iterators import list_iterator_state, remaining_items
 from jitcore.guards.tree import Held
 
 __all__ = ["Source", "LocalSource", "GlobalSource", "ModuleGlobalSource", "BuiltinSource", "CellSource",
+           "CellObjectSource",
            "AttrSource", "ItemSource", "ModuleDictSource", "IteratorRestSource",
            "ListIteratorStateSource", "HeldSource"]
 
@@ -118,6 +119,24 @@ class CellSource(Source):
 
     def emit(self, codegen):
         return f"{codegen.cells_name()}[{self.index}].cell_contents"
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class CellObjectSource(Source):
+    """Closure cell `index` of the root frame's function itself (what CellSource reads the contents of)."""
+    index: int
+    name: str
+
+    @property
+    def path(self):
+        return (("cellobj", self.index),)
+
+    @property
+    def user_name(self):
+        return f"{self.name} (cell)"
+
+    def emit(self, codegen):
+        return f"{codegen.cells_name()}[{self.index}]"
 
 
 @dataclasses.dataclass(frozen=True, eq=True)

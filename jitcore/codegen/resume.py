@@ -18,12 +18,13 @@ import bisect
 import dis
 import weakref
 
-from bytecode import Bytecode, Instr, Label, TryBegin, TryEnd, CompilerFlags
+from bytecode import Bytecode, CellVar, FreeVar, Instr, Label, TryBegin, TryEnd, CompilerFlags
 
 from jitcore.capture.code_cache import CodeCache
 from jitcore.capture.liveness import same_body
 
-__all__ = ["resume_code", "resume_origin", "real_offset", "abstract_of", "restore_try_depths", "clear"]
+__all__ = ["resume_code", "resume_origin", "real_offset", "abstract_of", "restore_try_depths", "clear",
+           "closure_names"]
 
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
@@ -149,6 +150,16 @@ def clear() -> None:
     _ABSTRACT.clear()
 
 
+def closure_names(code) -> list:
+    """The free variables of `code`'s resume codes: its cell variables, then its own free variables.
+
+    Note [Resume functions share the frame's cells]: a cell variable of the frame (a local an inner function or
+    class captured) may already be held by a closure made before the break, so the resume function must read and
+    write that very cell, not a copy: its cell variables become free variables, and the resume function is made
+    per call over the frame's cells (`___cells` of a resume frame already are them)."""
+    return [*code.co_cellvars, *code.co_freevars]
+
+
 def resume_code(code, target: int, kinds: tuple, names: tuple, tails=None):
     """The resume code continuing `code` at offset `target`; kinds[i] is "null" or "value" per stack slot, `names`
     the locals it receives after the stack (the live ones: any other is unbound, and read with LOAD_FAST_CHECK).
@@ -165,8 +176,9 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, tails=None):
     line = code.co_firstlineno
     jump_to = Label()
     prologue = []
-    if code.co_freevars:
-        prologue.append(Instr("COPY_FREE_VARS", len(code.co_freevars), lineno=line))
+    freevars = closure_names(code)
+    if freevars:
+        prologue.append(Instr("COPY_FREE_VARS", len(freevars), lineno=line))
     prologue.append(Instr("RESUME", 0, lineno=line))
     values = iter(stack_names)
     for kind in kinds:
@@ -216,6 +228,8 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, tails=None):
                 item = Instr("NOP", location=item.location)
             elif item.name == "LOAD_FAST":
                 item = Instr("LOAD_FAST_CHECK", item.arg, location=item.location)
+            elif isinstance(item.arg, CellVar):
+                item = Instr(item.name, FreeVar(item.arg.name), location=item.location)
             origin_of[id(item)] = offset
         body.append(item)
     if not found:
@@ -240,8 +254,8 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, tails=None):
     out.posonlyargcount = 0
     out.kwonlyargcount = 0
     out.flags = CompilerFlags(code.co_flags & ~(_CO_VARARGS | _CO_VARKEYWORDS))
-    out.cellvars = list(code.co_cellvars)
-    out.freevars = list(code.co_freevars)
+    out.cellvars = []
+    out.freevars = freevars
     out.extend(prologue + body)
     # exception depths are not recomputed (see the Note), so the stack size must cover what was inserted: the
     # prologue's pushes, and each tail's stack plus [NULL, callable, tuple, live locals...]

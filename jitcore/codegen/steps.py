@@ -19,7 +19,7 @@ from typing import Protocol
 from jitcore.capture.opcodes import HANDLERS
 from jitcore.capture.opcodes.arith import BINARY_OPS
 from jitcore.capture.values.base import Value
-from jitcore.codegen.resume import real_offset, resume_origin
+from jitcore.codegen.resume import closure_names, real_offset, resume_origin
 
 __all__ = ["BreakSteps", "ResumeFactory"]
 
@@ -30,8 +30,8 @@ class ResumeFactory(Protocol):
     after the non-NULL stack slots, in this order."""
 
     def resume(self, target: int, kinds: tuple, names: tuple):
-        """The resume function continuing at `target` (for a frame with free variables: a maker taking the
-        running closure's cells and returning it)."""
+        """The resume function continuing at `target` (for a frame with cell or free variables: a maker taking
+        the frame's cells, `codegen.resume.closure_names` order, and returning it)."""
 
     def step(self, target: int, kinds: tuple, names: tuple, tails: dict):
         """A function running just the instruction at `target` inside the frame's try/with regions, then
@@ -92,6 +92,8 @@ class BreakSteps:
         self.has_prefix = has_prefix
         #: local name -> the entry's variable holding it (set by emit)
         self._locals: dict = {}
+        #: cell variable name -> the entry's variable holding its cell (set by emit, in an original frame)
+        self._frame_cells: dict = {}
 
     def _original_offset(self, offset: int) -> int:
         if self.offset_map is None:
@@ -120,6 +122,12 @@ class BreakSteps:
             expr = cg.load(value) if isinstance(value, Value) else value.source.emit(cg)  # an argument never read
             lines.append(f"___l{index} = {expr}")
             self._locals[name] = f"___l{index}"
+        self._frame_cells = {}
+        if self.offset_map is None:
+            for index, name in enumerate(self.original.co_cellvars):
+                # built before the step, which may run a closure over them, and before any branch that uses them
+                lines.append(f"___c{index} = {cg.load(cont.cells[name])}")
+                self._frame_cells[name] = f"___c{index}"
         replayed = replay()
         lines.extend(replayed)
         opname = cont.inst.opname
@@ -141,7 +149,7 @@ class BreakSteps:
             else:
                 lines.extend(work)
             lines.extend(tail)
-        elif step is not None and not self.original.co_freevars:
+        elif step is not None and not closure_names(self.original):
             # inside a try block or a with-block jitcore cannot re-enter: a step function runs the instruction
             # within those regions and hands over to the compiled continuation
             lines.append(self._step_call(cg, cont, stack))
@@ -173,9 +181,18 @@ class BreakSteps:
         names = self._names(live)
         fn = self.factory.resume(self._original_offset(offset), kinds, names)
         ref = cg.constant_object(fn, "resume")
-        callee = f"{ref}(___cells)" if self.original.co_freevars else ref
+        callee = f"{ref}({self._cells(cg)})" if closure_names(self.original) else ref
         args = [s for s in stack if s is not None] + [self._locals[name] for name in names]
         return f"return {callee}({', '.join(args)})"
+
+    def _cells(self, cg) -> str:
+        """The cells a resume maker binds (Note [Resume functions share the frame's cells]): a resume frame's own
+        closure; in the original frame, its cell variables' cells (rebuilt at the break, shared with the inner
+        functions rebuilt there) before its closure."""
+        if self.offset_map is not None or not self.original.co_cellvars:
+            return "___cells"
+        own = "".join(f"{self._frame_cells[name]}, " for name in self.original.co_cellvars)
+        return f"({own}) + ___cells" if self.original.co_freevars else f"({own})"
 
     def _written(self, cg, cont, stack) -> tuple:
         """One instruction of _WRITTEN as Python: its declared inputs in, its outputs where the successor wants them."""

@@ -136,6 +136,8 @@ class _Reader:
             return sys.modules[key]
         if kind == "held":
             return key.obj
+        if kind == "cellobj":
+            return self._cells[key]
         return self._cells[key].cell_contents
 
 
@@ -326,6 +328,8 @@ class _Codegen:
                 return f"{modules}[{constant_source(key, self._ns)}]"
             if kind == "held":
                 return self._ns.constant(key.obj, "held")
+            if kind == "cellobj":
+                return f"{_CELLS}[{key}]"
             return f"{_CELLS}[{key}].cell_contents"
         base = self._value(node.parent)
         if kind == "attr":

@@ -20,6 +20,7 @@ __all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "Held", "GuardTree", "count
 #   ("global", name)   globals_dict[name], the globals dict bound when compiling
 #   ("builtin", name)  builtins_dict[name], the builtins dict bound when compiling
 #   ("cell", index)    cells[index].cell_contents, `cells` being the closure tuple passed to the check function
+#   ("cellobj", index) cells[index], the cell itself (a closure of a function in the frame that shares it)
 #   ("module", name)   sys.modules[name], read when the guard runs: the globals of another module, reached by an
 #                      inlined function defined there (("module", "torch.nn.modules.module"), ("attr", "_hooks"))
 #   ("held", Held(obj)) an object the guard itself holds: a closure cell of a function inlined without a source
@@ -32,7 +33,7 @@ __all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "Held", "GuardTree", "count
 #   ("rest", 0)        the items an iterator has not produced yet, as a tuple, read without advancing it
 #                      (guards/iterators.remaining_items: a loop's iterator handed to a resume function)
 #   ("iterstate", part) a list iterator's list ("seq") or position ("pos") (guards/iterators.list_iterator_state)
-ROOT_STEPS = frozenset({"local", "global", "builtin", "cell", "module", "held"})
+ROOT_STEPS = frozenset({"local", "global", "builtin", "cell", "cellobj", "module", "held"})
 CHILD_STEPS = frozenset({"attr", "item", "dictitem", "rest", "iterstate"})
 
 _dict_getitem = dict.__getitem__
@@ -79,7 +80,7 @@ def default_user_name(path: tuple) -> str:
         return "global state"
     kind, key = path[0]
     name = {"local": str(key), "global": f"G.{key}", "builtin": f"builtins.{key}", "cell": f"cell {key}",
-            "module": str(key), "held": repr(key)}[kind]
+            "cellobj": f"cell object {key}", "module": str(key), "held": repr(key)}[kind]
     for kind, key in path[1:]:
         name += f".{key}" if kind == "attr" else "(rest)" if kind == "rest" else f"({key})" if kind == "iterstate" \
             else f"[{key!r}]"
@@ -100,7 +101,7 @@ def _validate_path(path: tuple) -> None:
         kind, key = step
         if kind == "held" and type(key) is not Held:
             raise ValueError(f"a held step needs a Held key, got {step!r} in {path!r}")
-        if kind == "cell" and (type(key) is not int or key < 0):
+        if kind in ("cell", "cellobj") and (type(key) is not int or key < 0):
             raise ValueError(f"a cell step needs an index >= 0, got {step!r} in {path!r}")
         if kind in ("local", "global", "builtin", "attr", "module") and type(key) is not str:
             raise ValueError(f"a {kind} step needs a name (str), got {step!r} in {path!r}")

@@ -37,6 +37,8 @@ def source_reader(params, args, cells, fn_globals, builtins):
             value = builtins[key]
         elif kind == "cell":
             value = cells[key].cell_contents
+        elif kind == "cellobj":
+            value = cells[key]
         elif kind == "held":
             value = key.obj
         else:

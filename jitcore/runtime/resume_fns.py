@@ -2,7 +2,8 @@
 
 A resume function is made once per (original code, target offset, stack layout, live names, options): its code is
 codegen.resume's, with a dispatch prologue and a cache of its own, so it is captured on its first call. A frame
-with free variables gets a maker that binds the running closure's cells per call. The caches hold each original
+with cell or free variables gets a maker that binds the frame's cells per call (Note [Resume functions share the
+frame's cells], codegen/resume.py). The caches hold each original
 code and each callee weakly; `clear()` empties them (jitcore.reset()).
 Resume functions need caches and callees compiled copies, which runtime/install.py makes: it builds on cache.py,
 which reaches this module through the break wiring, so install registers its makers here (`use_makers`) instead
@@ -15,7 +16,7 @@ import weakref
 
 from jitcore.capture.code_cache import CodeCache
 from jitcore.capture.values.module import WrapperCall
-from jitcore.codegen.resume import resume_code
+from jitcore.codegen.resume import closure_names, resume_code
 from jitcore.runtime import distributed
 from jitcore.runtime.prologue import build_prologue_code
 
@@ -68,7 +69,7 @@ def resume_function(original, fn_globals, target: int, kinds: tuple, names: tupl
     if inherited or structural:
         cache.policy.inherit(inherited or {}, structural)
     prologue = build_prologue_code(code, cache.dispatch)
-    if original.co_freevars:
+    if closure_names(original):
         def make(cells, _code=prologue, _globals=fn_globals, _label=label):
             return types.FunctionType(_code, _globals, _label, None, cells)
         found = make

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import types
 
+from jitcore.guards import IdMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value
 from jitcore.capture.values.constant import CONSTANT_TYPES
 from jitcore.capture.values.wrapping import wrap
 
-__all__ = ["CellBox", "RootCell"]
+__all__ = ["CellBox", "RootCell", "root_cell"]
 
 
 class CellBox(Value):
@@ -95,3 +96,24 @@ class RootCell(Value):
     def reconstruct_cell(self, codegen) -> str:
         """The very cell (its contents, when written in the call, are written back through its source)."""
         return codegen.constant_object(self.cell, "cell")
+
+
+def root_cell(ctx, cell, contents_source, cell_source):
+    """The RootCell of a cell that existed before the call, one per cell object in a capture: a resume frame's
+    own cells are also in the closures of the functions it was handed (Note [Resume functions share the frame's
+    cells], codegen/resume.py), and a write through one must be read through the other. `cell_source` reaches
+    the cell object itself (None for a cell the guards hold); the cells so shared are guarded the same object,
+    the others distinct."""
+    seen = ctx.root_cells.get(id(cell))
+    if seen is not None and seen[0] is cell:
+        first = seen[2]
+        if cell_source is not None and first is not None:
+            ctx.guard_same(first, cell_source)
+        elif cell_source is not None or first is not None:
+            ctx.guard(cell_source or first, IdMatch(cell))
+        return seen[1]
+    value = RootCell(cell, contents_source)
+    ctx.root_cells[id(cell)] = (cell, value, cell_source)
+    if cell_source is not None:
+        ctx.guard_distinct(cell_source)
+    return value

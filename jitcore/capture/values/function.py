@@ -68,6 +68,11 @@ class _StructuralFunctionValue(UserFunctionValue):
             return wrap(state, getattr(self.fn, name), AttrSource(self.source, name))
         return super().getattr(state, name)
 
+    def compiled_callee(self, state, compilable):
+        # a compiled copy is bound to one function object, its cells and defaults: this call's function is
+        # another one each call (a closure over a resumed frame's cells), so it runs as it is
+        return None
+
 
 def structural_function(state, fn, source):
     """The value of a function on a structural path: the same type, code and globals, the same attributes in its

@@ -1,0 +1,145 @@
+"""Codegen: a frame whose locals are cells (captured by an inner function or class) continues after a graph break
+in a compiled resume function that shares those very cells (Note [Resume functions share the frame's cells]):
+a closure made before the break sees writes made after it, and writes it makes are seen after it. Before, any
+break in such a frame ran the whole frame natively."""
+
+import torch
+
+from tests.support import (CountingBackend, assert_same, both_doors, check_against_eager,
+                           check_registered_against_eager, randn)
+
+
+def print_before_any_op(x):
+    y = 3
+
+    def inner():
+        return y
+
+    print("break")
+    return x + inner()
+
+
+def test_a_break_before_any_graph_op_compiles_what_follows(capsys):
+    counting = check_against_eager(print_before_any_op, (randn(3),), expected_graphs=1)
+    assert counting.op_count == 1
+    check_registered_against_eager(print_before_any_op, (randn(3),))
+
+
+def closure_sees_write_after_break(x):
+    n = 1
+
+    def read():
+        return n
+
+    y = x.sin()
+    print("break")
+    n = 5
+    return y * read()
+
+
+def test_a_closure_made_before_the_break_sees_a_write_after_it(capsys):
+    check_against_eager(closure_sees_write_after_break, (randn(3),), expected_graphs=2)
+    check_registered_against_eager(closure_sees_write_after_break, (randn(3),))
+
+
+def closure_writes_during_break(x):
+    count = 0
+
+    def bump():
+        nonlocal count
+        count += 1
+        print("bumped", count)
+
+    bump()
+    y = x.cos()
+    bump()
+    return y + count
+
+
+def test_a_nonlocal_write_by_the_breaking_call_is_seen_after_it(capsys):
+    check_against_eager(closure_writes_during_break, (randn(3),), expected_graphs=None)
+    check_registered_against_eager(closure_writes_during_break, (randn(3),))
+
+
+def argument_cell(x, k):
+    scale = lambda t: t * k  # noqa: E731
+    print("break")
+    k = k + 1
+    return scale(x) + k
+
+
+def test_an_argument_captured_by_a_lambda():
+    counting = CountingBackend()
+    with both_doors(argument_cell, counting) as doors:
+        for door in doors:
+            for k in (2, 3):
+                x = randn(4, seed=k)
+                assert_same(argument_cell(x, k), door(x, k))
+    assert counting.graph_count >= 1
+
+
+def returns_closure_after_break(x):
+    acc = [x]
+
+    def push(t):
+        acc.append(t)
+        return len(acc)
+
+    print("break")
+    push(x * 2)
+    return push, acc
+
+
+def test_a_closure_returned_after_the_break_keeps_the_shared_cell(capsys):
+    with both_doors(returns_closure_after_break) as doors:
+        for door in doors:
+            x = randn(3)
+            push_e, acc_e = returns_closure_after_break(x)
+            push_c, acc_c = door(x)
+            assert_same(acc_e, acc_c)
+            assert push_c(x) == push_e(x) == 3
+            assert_same(acc_e, acc_c)
+
+
+def loop_with_break_and_cells(x):
+    total = torch.zeros(())
+
+    def add(t):
+        nonlocal total
+        total = total + t.sum()
+
+    for i in range(3):
+        add(x * i)
+        if i == 1:
+            print("middle")
+    return total
+
+
+def test_a_loop_with_a_break_in_a_frame_with_cells(capsys):
+    check_against_eager(loop_with_break_and_cells, (randn(3),), expected_graphs=None)
+    check_registered_against_eager(loop_with_break_and_cells, (randn(3),))
+
+
+def two_breaks(x):
+    a = x.sum()
+
+    def get():
+        return a
+
+    print("one")
+    a = a + 1
+    print("two")
+    return get() * x
+
+
+def test_two_breaks_pass_the_cells_on(capsys):
+    counting = CountingBackend()
+    with both_doors(two_breaks, counting) as doors:
+        for door in doors:
+            counts = []
+            for seed in range(5):
+                x = randn(3, seed=seed)
+                assert_same(two_breaks(x), door(x))
+                counts.append(counting.graph_count)
+            # the closure handed on is a new function each call: held by structure from its second call on
+            assert counts[2] == counts[-1]
