@@ -56,6 +56,8 @@ class CaptureContext:
         #: id(closure cell) -> (cell, its RootCell, the source of the cell object or None): one value per cell
         #: (values/cells.root_cell)
         self.root_cells: dict = {}
+        #: id(object made at capture time) -> (object, value): Note [Classes made inside] (values/class_statement.py)
+        self.standins: dict = {}
         #: ids of the containers being wrapped right now, so a container that holds itself wraps in finite time
         self.wrapping: set = set()
         #: sources of the distinct mutable objects capture modelled separately, and where their guard sits
@@ -102,6 +104,15 @@ class CaptureContext:
         while self._cleanups:
             self._cleanups.pop()()
         torch._C._set_grad_enabled(self._grad_at_start)
+
+    def standin(self, obj, value) -> None:
+        """`obj`, made while capturing, stands for `value` (made again by every call): the trace reads its
+        functions as the value's, and the entry rebuilds the value wherever it would embed `obj`."""
+        self.standins[id(obj)] = (obj, value)
+
+    def standin_value(self, obj):
+        found = self.standins.get(id(obj))
+        return found[1] if found is not None and found[0] is obj else None
 
     def guard(self, source, check) -> None:
         key = (source, check)

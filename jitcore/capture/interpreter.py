@@ -121,6 +121,8 @@ class FrameState:
         self.is_generator = False
         self.yielding = False
         self.yielded_value = None
+        #: a class body's namespace (name -> value) while its frame runs (opcodes/names.py); None elsewhere
+        self.namespace = None
 
     @property
     def graph(self):
@@ -416,6 +418,10 @@ class FrameState:
     # -- inlining ---------------------------------------------------------------------------------------------
     def inline_call(self, fn, args: list, kwargs: dict, fn_source=None):
         """Trace a call to an existing Python function by running its code in a child frame."""
+        standin = self.ctx.standin_value(fn)
+        if standin is not None:
+            # a method of a class made inside (values/class_statement.py): the function value it stands for
+            return standin.call(self, args, kwargs)
         if not isinstance(fn, types.FunctionType):
             # a Cython function (NumPy's) has a __code__ of placeholder bytes: only a Python function's is bytecode
             name = getattr(fn, "__qualname__", fn)
@@ -462,6 +468,20 @@ class FrameState:
         bound = bind_arguments(self, nested.qualname, code, nested.defaults, nested.kwdefaults, args, kwargs)
         cells = dict(zip(code.co_freevars, nested.closure))
         return self._run_child(code, nested.globals, bound, cells, None)
+
+    def run_class_body(self, nested, namespace: dict):
+        """Trace a class body (the function a class statement hands __build_class__) over `namespace`; returns
+        what the body returns (its `__class__` cell, or None)."""
+        if self.depth + 1 > self.ctx.max_inline_depth:
+            raise GraphBreak("recursion_limit", f"inlining deeper than {self.ctx.max_inline_depth} calls")
+        child = FrameState(self.ctx, nested.code, nested.globals, {}, dict(zip(nested.code.co_freevars,
+                                                                             nested.closure)), parent=self)
+        child.namespace = namespace
+        saved = self.graph.current_location
+        try:
+            return child.run()
+        finally:
+            self.graph.current_location = saved
 
     def _run_child(self, code, fn_globals, bound, cells, fn):
         if self.depth + 1 > self.ctx.max_inline_depth:

@@ -45,6 +45,8 @@ class EntryCodegen:
         self._memo: dict = {}
         self._temp = 0
         self.outputs: dict = {}
+        #: id(object made at capture time) -> (object, the value the entry builds in its place)
+        self.standins: dict = {}
 
     # -- names for sources ------------------------------------------------------------------------------------
     def local(self, name: str) -> str:
@@ -71,6 +73,10 @@ class EntryCodegen:
         return self.constant_object(value, "k")
 
     def constant_object(self, value, hint: str) -> str:
+        standin = self.standins.get(id(value))
+        if standin is not None and standin[0] is value:
+            # Note [Classes made inside] (capture/values/class_statement.py): made again by every call
+            return self.load(standin[1])
         key = id(value)
         name = self._constants.get(key)
         if name is None:
@@ -81,6 +87,14 @@ class EntryCodegen:
         return name
 
     # -- values -----------------------------------------------------------------------------------------------
+    def bind(self, value: Value, expr: str) -> str:
+        """Build `value` as `expr` here: every later load of it is this object (a cell that a class statement's
+        type() call fills, made before the functions over it)."""
+        name = f"___t{self._temp}"
+        self._temp += 1
+        self._memo[id(value)] = name
+        return f"({name} := {expr})"
+
     def load(self, value: Value) -> str:
         """An expression for value; a mutable container used twice is built once (identity is preserved).
 
@@ -133,6 +147,7 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
     runs natively from its start). Used only where that is sound, see Note [A graph that raises].
     """
     cg = EntryCodegen(params, fn_globals, builtins)
+    cg.standins = captured.ctx.standins
     lines = []
     if compiled_graph is not None:
         cg.namespace["___graph"] = compiled_graph

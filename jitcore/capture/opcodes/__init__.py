@@ -5,14 +5,12 @@ their graph-break kind. Every other opname also breaks the graph (unsupported_op
 """
 from jitcore.capture.opcodes.registry import HANDLERS, UNSUPPORTED, Signature, unsupported
 from jitcore.capture.opcodes import (stack, loads, arith, containers, calls, jumps, functions,  # noqa: F401
-                                    with_blocks, generators, imports, exceptions)
+                                    with_blocks, generators, imports, exceptions, names)
 
 unsupported("generator", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT", "END_ASYNC_FOR", "BEFORE_ASYNC_WITH")
-unsupported("side_effect", "STORE_NAME", "DELETE_NAME", "DELETE_DEREF",
-            "SETUP_ANNOTATIONS")
+unsupported("side_effect", "DELETE_DEREF", "SETUP_ANNOTATIONS")
 unsupported("unsupported_opcode", "GET_LEN", "MATCH_MAPPING", "MATCH_SEQUENCE", "MATCH_KEYS", "MATCH_CLASS",
             "CHECK_EG_MATCH",
-            "LOAD_LOCALS", "LOAD_NAME",
-            "CALL_INTRINSIC_2", "LOAD_FROM_DICT_OR_GLOBALS", "LOAD_FROM_DICT_OR_DEREF")
+            "CALL_INTRINSIC_2", "LOAD_FROM_DICT_OR_GLOBALS")
 
 __all__ = ["HANDLERS", "UNSUPPORTED", "Signature"]

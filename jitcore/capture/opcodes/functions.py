@@ -1,10 +1,8 @@
-"""MAKE_FUNCTION: functions and lambdas defined inside the captured code, with their closure cells."""
+"""MAKE_FUNCTION: functions and lambdas defined inside the captured code, with their closure cells; LOAD_BUILD_CLASS."""
 from __future__ import annotations
 
-import builtins
-
 from jitcore.capture.opcodes.registry import opcode
-from jitcore.capture.values.opaque import NativeFunctionValue
+from jitcore.capture.values.class_statement import BuildClassValue
 from jitcore.capture.values.function import NestedFunctionValue
 from jitcore.capture.values.mapping import DictValue
 
@@ -30,6 +28,6 @@ def _annotations(state, pairs):
 
 @opcode("LOAD_BUILD_CLASS", signature="-- build_class")
 def load_build_class(state, inst):
-    """A class statement: calling __build_class__ is a break, so the class is made natively, a new one each call
-    as in Python (its body is user code run once per call), and the code after the statement is compiled."""
-    return NativeFunctionValue(builtins.__build_class__, kind="class_statement")
+    """A class statement: its body is traced and the class made per call by the entry (Note [Classes made
+    inside], values/class_statement.py); one it cannot model is a break where the class is made natively."""
+    return BuildClassValue()

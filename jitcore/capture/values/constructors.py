@@ -123,6 +123,11 @@ def _dict_object(state, cls, args, kwargs):
 
 
 def _plain_object(state, cls, args, kwargs):
+    if getattr(cls, "__abstractmethods__", None):
+        try:
+            object.__new__(cls)  # an abstract class: object.__new__ raises, with the message Python gives
+        except TypeError as exc:
+            raise GraphBreak.raises(TypeError, str(exc)) from None
     obj = NewObjectValue(cls)
     init = relied_class_lookup(state, cls, "__init__")
     if init is not _MISSING and init is not object.__init__:

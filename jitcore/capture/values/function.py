@@ -54,6 +54,8 @@ class UserFunctionValue(KnownObjectValue):
         return state.inline_call(self.fn, args, kwargs, fn_source=self.source)
 
     def compiled_callee(self, state, compilable):
+        if state.ctx.standin_value(self.fn) is not None:
+            return None  # a method of a class made inside: the entry's own class holds the real one
         return (self.fn, None) if compilable(self.fn) else None
 
 
@@ -157,6 +159,19 @@ class NestedFunctionValue(Value):
         closures share theirs), a cell that existed before is that very cell."""
         if self.attrs.items or (self.annotations is not None and self.annotations.items):
             raise GraphBreak("unsupported_output", "rebuilding a function made inside with attributes set on it")
+        return self._rebuilt(codegen)
+
+    def reconstruct_with_attributes(self, codegen):
+        """The function as a class made inside holds it in its dict (capture/values/class_statement.py): with
+        the attributes set on it (abc.abstractmethod's mark) and its annotations, which nothing else holds."""
+        fn = self._rebuilt(codegen)
+        if self.attrs.items or self.annotations is not None:
+            setter = codegen.constant_object(_with_attributes, "with_attributes")
+            annotations = "None" if self.annotations is None else codegen.load(self.annotations)
+            fn = f"{setter}({fn}, {codegen.load(self.attrs)}, {annotations})"
+        return fn
+
+    def _rebuilt(self, codegen):
         make = codegen.constant_object(types.FunctionType, "FunctionType")
         defaults = "(" + "".join(f"{codegen.load(v)}, " for v in self.defaults) + ")"
         closure = "(" + "".join(f"{cell.reconstruct_cell(codegen)}, " for cell in self.closure) + ")"
@@ -169,6 +184,13 @@ class NestedFunctionValue(Value):
             body = "".join(f"{k!r}: {codegen.load(v)}, " for k, v in self.kwdefaults.items())
             fn = f"{setter}({fn}, {{{body}}})"
         return fn
+
+
+def _with_attributes(fn, attrs, annotations):
+    fn.__dict__.update(attrs)
+    if annotations is not None:
+        fn.__annotations__ = annotations
+    return fn
 
 
 def _with_qualname(fn, qualname):
@@ -223,7 +245,7 @@ class UserMethodValue(Value):
 
     def compiled_callee(self, state, compilable):
         rule = first_rule(self.fn)
-        if rule is not None and rule.meaning is Meaning.NATIVE:
+        if rule is not None and rule.meaning is Meaning.NATIVE or state.ctx.standin_value(self.fn) is not None:
             return None
         return (self.fn, self.self_value) if compilable(self.fn) else None
 

@@ -102,6 +102,10 @@ class ClassValue(Value):
         return self.cls
 
     def getattr(self, state, name):
+        if state.ctx.standin_value(self.cls) is not None and not _in_class_dicts(self.cls, name):
+            # Note [Classes made inside]: the stand-in's own type attributes (__dict__, __mro__, __bases__) would
+            # hand out the stand-in itself, not the class the entry makes
+            raise GraphBreak("unsupported_value", f"{self.cls.__name__}.{name} of a class made inside")
         if self._writable(name):
             pending = pending_class_attribute(state, self.cls, name)
             if pending is DELETED:
@@ -135,6 +139,8 @@ class ClassValue(Value):
         its instances see it) and written back after the graph. A value that binds (a function, a descriptor)
         would change how instances read it: not modelled."""
         raw = self.cls.__dict__.get(name) if isinstance(self.cls, type) else None
+        if state.ctx.standin_value(self.cls) is not None:
+            raise GraphBreak("side_effect", f"setting attribute {name!r} of a class made inside")
         if not self._writable(name) or _binds(value) or _binds_raw(raw):
             raise GraphBreak("side_effect", f"setting attribute {name!r} of a class")
         state.ctx.side_effects.store_attr(self, self.cls, name, value)
@@ -142,6 +148,8 @@ class ClassValue(Value):
     def delattr(self, state, name):
         raw = self.cls.__dict__.get(name, _ABSENT) if isinstance(self.cls, type) else _ABSENT
         pending = state.ctx.side_effects.load_attr(self.cls, name)
+        if state.ctx.standin_value(self.cls) is not None:
+            raise GraphBreak("side_effect", f"deleting attribute {name!r} of a class made inside")
         if not self._writable(name) or _binds_raw(raw) or (pending is not None and _binds(pending)):
             raise GraphBreak("side_effect", f"deleting attribute {name!r} of a class")
         if pending is DELETED or (pending is None and raw is _ABSENT):
@@ -203,6 +211,11 @@ def pending_class_attribute(state, cls, name):
         if name in klass.__dict__ and pending is None:
             return None
     return None
+
+
+def _in_class_dicts(cls, name) -> bool:
+    return name in ("__name__", "__qualname__") or any(name in vars(klass) for klass in cls.__mro__
+                                                        if klass is not object)
 
 
 def _binds(value) -> bool:
