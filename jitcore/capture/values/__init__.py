@@ -299,7 +299,9 @@ for _getter_type in GETTER_TYPES:
 def _wrap_set(state, value, source):
     """A set or frozenset passed in: members and their iteration order guarded (SetMatch), so it is read,
     iterated and changed as a SetValue (changes written back as discards and adds)."""
-    if source is None or len(value) > _SET_GUARD_LIMIT or not all(type(m) in _SET_MEMBER_TYPES for m in value):
+    if source is None or len(value) > _SET_GUARD_LIMIT or not all(
+            type(m) in _SET_MEMBER_TYPES or type(value) is frozenset and isinstance(m, type) for m in value):
+        # a frozenset of classes (dataclasses' _ATOMIC_TYPES) compares its members by identity: modelled too
         return _wrap_opaque(state, value, source)
     _guard(state, source, SetMatch(value))
     return SetValue([const(m) for m in value], source, set_type=type(value), state=state)

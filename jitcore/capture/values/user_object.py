@@ -18,6 +18,7 @@ from jitcore.capture.sources import AttrSource
 from jitcore.capture.values.base import Value, MethodCallValue
 from jitcore.capture.values.call_rules import Meaning, first_rule
 from jitcore.capture.values.constant import const
+from jitcore.capture.values.mapping import DictValue
 from jitcore.capture.values.function import UserMethodValue
 from jitcore.capture.values.objects import ClassValue, pending_class_attribute
 from jitcore.capture.values.opaque import OpaqueValue, DeferredMethodValue
@@ -382,13 +383,32 @@ class NewObjectValue(_DunderProtocol, Value):
         return self.cls
 
     def getattr(self, state, name):
+        if name == "__class__":
+            return ClassValue(self.cls)
+        if name == "__dict__" and _has_instance_dict(self.cls):
+            return _InstanceDictValue(self)
+        try:
+            return self._plain_getattr(state, name)
+        except GraphBreak as brk:
+            # object.__getattribute__ failed: the class's Python __getattr__ answers, as in Python
+            if brk.exc_type is None or not issubclass(brk.exc_type, AttributeError):
+                raise
+            hook = relied_class_lookup(state, self.cls, "__getattr__")
+            if not isinstance(hook, types.FunctionType):
+                raise
+            return state.inline_call(hook, [self, const(name)], {})
+
+    def _plain_getattr(self, state, name):
         raw = relied_class_lookup(state, self.cls, name)
+        if isinstance(raw, types.MemberDescriptorType):
+            # a __slots__ attribute: stored with the others, unset until assigned
+            if name in self.attrs:
+                return self.attrs[name]
+            raise GraphBreak.raises(AttributeError, f"'{self.cls.__name__}' object has no attribute '{name}'")
         if isinstance(raw, property) or (raw is not _MISSING and hasattr(type(raw), "__set__")):
             return _class_attribute(state, self, self.cls, name, raw)
         if name in self.attrs:
             return self.attrs[name]
-        if name == "__class__":
-            return ClassValue(self.cls)
         pending = pending_class_attribute(state, self.cls, name)
         if pending is DELETED:
             raise GraphBreak("side_effect", f"reading {self.cls.__name__}.{name} after deleting it in the call")
@@ -398,9 +418,23 @@ class NewObjectValue(_DunderProtocol, Value):
             raise GraphBreak.raises(AttributeError, f"'{self.cls.__name__}' object has no attribute '{name}'")
         return _class_attribute(state, self, self.cls, name, raw)
 
+    def has_attr(self, state, name) -> bool:
+        try:
+            self.getattr(state, name)
+            return True
+        except (GraphBreak, TracedException) as exc:
+            if raises_attribute_error(exc):
+                return False
+            raise
+
     def setattr(self, state, name, value):
-        if self.cls.__setattr__ is not object.__setattr__:
-            raise GraphBreak("user_exception", f"cannot assign to field '{name}' of frozen {self.cls.__name__}")
+        hook = relied_class_lookup(state, self.cls, "__setattr__")
+        if hook is not object.__setattr__:
+            if not isinstance(hook, types.FunctionType):
+                raise GraphBreak("unsupported_call", f"{self.cls.__name__}.__setattr__")
+            # a frozen dataclass's __setattr__ raises FrozenInstanceError: traced, so `except` sees it
+            state.inline_call(hook, [self, const(name), value], {})
+            return
         self.raw_setattr(state, name, value)
 
     def children(self):
@@ -428,9 +462,15 @@ class NewObjectValue(_DunderProtocol, Value):
 
 
 def default_store(state, obj, cls, attrs: dict, name: str, value) -> None:
-    """object.__setattr__ on an object made while tracing: a property's setter runs, other data descriptors are
-    not modelled, anything else lands in its attribute dict."""
+    """object.__setattr__ on an object made while tracing: a property's setter runs, a __slots__ attribute is
+    stored, other data descriptors are not modelled, anything else lands in its attribute dict (an object without
+    one raises AttributeError, as Python does)."""
     raw = class_lookup(cls, name)
+    if isinstance(raw, types.MemberDescriptorType):
+        attrs[name] = value
+        return
+    if raw is _MISSING and not _has_instance_dict(cls):
+        raise GraphBreak.raises(AttributeError, f"'{cls.__name__}' object has no attribute '{name}'")
     if raw is not _MISSING and hasattr(type(raw), "__set__"):
         if isinstance(raw, property) and raw.fset is not None:
             state.inline_call(raw.fset, [obj, value], {})
@@ -450,8 +490,31 @@ def default_delete(cls, attrs: dict, name: str) -> None:
 
 def _build_object(cls, attrs):
     obj = object.__new__(cls)
-    obj.__dict__.update(attrs)
+    for name, value in attrs.items():
+        object.__setattr__(obj, name, value)  # __slots__ attributes too
     return obj
+
+
+def _has_instance_dict(cls) -> bool:
+    return "__dict__" in {name for klass in cls.__mro__ for name in vars(klass)} or not all(
+        "__slots__" in vars(klass) for klass in cls.__mro__ if klass is not object)
+
+
+class _InstanceDictValue(DictValue):
+    """`o.__dict__` of an object made inside: its very attributes (reads and writes go both ways); rebuilt as
+    the rebuilt object's own dict."""
+
+    __slots__ = ("owner",)
+
+    def __init__(self, owner):
+        super().__init__(owner.attrs)
+        self.owner = owner
+
+    def children(self):
+        return [self.owner, *super().children()]
+
+    def reconstruct(self, codegen):
+        return f"{codegen.load(self.owner)}.__dict__"
 
 
 def constructible(cls) -> bool:
@@ -464,5 +527,9 @@ def constructible(cls) -> bool:
         return False
     params = getattr(cls, "__dataclass_params__", None)
     setattr_ok = cls.__setattr__ is object.__setattr__ or (params is not None and params.frozen)
+    getattr_hook = class_lookup(cls, "__getattr__")
+    # __slots__ are stored like other attributes (`_build_object` sets them through object.__setattr__); a
+    # builtin base's layout is not modelled: every class on the MRO but object is a Python class
     return (cls.__new__ is object.__new__ and setattr_ok and cls.__getattribute__ is object.__getattribute__
-            and class_lookup(cls, "__getattr__") is _MISSING and "__slots__" not in vars(cls))
+            and (getattr_hook is _MISSING or isinstance(getattr_hook, types.FunctionType))
+            and all(klass is object or klass.__flags__ & (1 << 9) for klass in cls.__mro__))
