@@ -55,6 +55,10 @@ class EntryCodegen:
     def globals_name(self) -> str:
         return "___G"
 
+    def globals_for(self, fn_globals: dict) -> str:
+        """The expression for a globals dict: the frame's own, or another module's held as a constant."""
+        return "___G" if fn_globals is self.namespace["___G"] else self.constant_object(fn_globals, "globals")
+
     def builtins_name(self) -> str:
         return "___B"
 

@@ -240,5 +240,106 @@ def abc_abstract(x):
     return B().go(x)
 
 
+# ---- class statements, made-inside classes and more user-class behaviours (Dynamo's test_misc/test_functions)
+class _Meta(type):
+    pass
+
+
+class WithMeta(metaclass=_Meta):
+    pass
+
+
+class Derived(Cfg):
+    def __init__(self):
+        super().__init__()
+        self.extra = 3
+
+
+@probe(G, calls=4)
+def class_statement_each_call(x):
+    class Local:
+        def __init__(self, t):
+            self.t = t
+
+        def double(self):
+            return self.t * 2
+    return Local(x.sin()).double() + 1
+
+
+@probe(G)
+def class_reassigned_on_object_made_inside(x):
+    obj = Cfg()
+    obj.__class__ = Derived
+    return x + 1, isinstance(obj, Derived), hasattr(obj, "extra")
+
+
+@probe(G, args=lambda: (T(), WithMeta))
+def isinstance_with_metaclass(x, c):
+    if isinstance(c, _Meta):
+        return x + 2
+    return x + 3
+
+
+@probe(G)
+def class_name_through_instance(x):
+    tmp = Cfg()
+    if tmp.__class__.__name__ == "Cfg":
+        return x - 1
+    return x
+
+
+@probe(G)
+def type_of_instance_constructs(x):
+    c = Child()
+    other = type(c)()
+    return other.f(x), type(other) is Child
+
+
+@probe(G)
+def subclass_made_inside_of_outside_class(x):
+    class Mine(Base):
+        def f(self, t):
+            return super().f(t) + 10
+    m = Mine()
+    return m.f(x), isinstance(m, Base)
+
+
+@probe(G)
+def init_subclass_hook(x):
+    class Registry:
+        seen = []
+
+        def __init_subclass__(cls, **kw):
+            Registry.seen.append(cls.__name__)
+
+    class A(Registry):
+        pass
+    return x + len(Registry.seen)
+
+
+@probe(G)
+def dataclass_frozen_error(x):
+    @dataclasses.dataclass(frozen=True)
+    class F:
+        a: int
+    f = F(1)
+    try:
+        f.a = 2
+    except dataclasses.FrozenInstanceError:
+        return x + f.a
+    return x
+
+
+@probe(G)
+def callable_instance_made_inside(x):
+    class Scale:
+        def __init__(self, k):
+            self.k = k
+
+        def __call__(self, t):
+            return t * self.k
+    return Scale(3)(x)
+
+
 if __name__ == "__main__":
     main(G)

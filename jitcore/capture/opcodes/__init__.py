@@ -8,7 +8,7 @@ from jitcore.capture.opcodes import (stack, loads, arith, containers, calls, jum
                                     with_blocks, generators, imports, exceptions, names)
 
 unsupported("generator", "GET_AWAITABLE", "GET_AITER", "GET_ANEXT", "END_ASYNC_FOR", "BEFORE_ASYNC_WITH")
-unsupported("side_effect", "DELETE_DEREF", "SETUP_ANNOTATIONS")
+unsupported("side_effect", "DELETE_DEREF")
 unsupported("unsupported_opcode", "GET_LEN", "MATCH_MAPPING", "MATCH_SEQUENCE", "MATCH_KEYS", "MATCH_CLASS",
             "CHECK_EG_MATCH",
             "CALL_INTRINSIC_2", "LOAD_FROM_DICT_OR_GLOBALS")

@@ -30,6 +30,7 @@ from jitcore.capture.values.call_rules import CallRule, Meaning, register_callab
 from jitcore.capture.values.cells import CellBox
 from jitcore.capture.values.constant import CONSTANT_TYPES, const
 from jitcore.capture.values.function import NestedFunctionValue
+from jitcore.capture.values.mapping import DictValue
 from jitcore.capture.values.objects import ClassValue
 from jitcore.capture.values.opaque import NativeFunctionValue
 
@@ -153,6 +154,12 @@ class NewClassValue(ClassValue):
         if isinstance(value, DescriptorValue):
             return value.wrapper(*[None if f is None else self._standin_function(state, key, f, members, (i,))
                                    for i, f in enumerate(value.funcs)])
+        if key == "__annotations__" and isinstance(value, DictValue):
+            # names to classes or strings: a plain dict of them (rebuilt from the value per call)
+            real = {k: v.constant() for k, v in value.items.items()}
+            if NOT_CONSTANT in real.values():
+                _not_modelled("an annotation that is not a constant")
+            return real
         constant = value.constant()
         if constant is NOT_CONSTANT or type(constant) not in CONSTANT_TYPES:
             _not_modelled(f"class attribute {key!r} is a {value.kind_name}")

@@ -175,7 +175,9 @@ class NestedFunctionValue(Value):
         make = codegen.constant_object(types.FunctionType, "FunctionType")
         defaults = "(" + "".join(f"{codegen.load(v)}, " for v in self.defaults) + ")"
         closure = "(" + "".join(f"{cell.reconstruct_cell(codegen)}, " for cell in self.closure) + ")"
-        fn = (f"{make}({codegen.constant_object(self.code, 'code')}, {codegen.globals_name()}, "
+        # a function made by code of another module (a decorator's inner function) keeps that module's globals
+        fn_globals = codegen.globals_for(self.globals)
+        fn = (f"{make}({codegen.constant_object(self.code, 'code')}, {fn_globals}, "
               f"{self.code.co_name!r}, {defaults}, {closure if self.closure else 'None'})")
         if self.qualname != self.code.co_name:
             fn = f"{codegen.constant_object(_with_qualname, 'with_qualname')}({fn}, {self.qualname!r})"
