@@ -149,9 +149,11 @@ class BreakSteps:
             else:
                 lines.extend(work)
             lines.extend(tail)
-        elif step is not None and not closure_names(self.original):
-            # inside a try block or a with-block jitcore cannot re-enter: a step function runs the instruction
-            # within those regions and hands over to the compiled continuation
+        elif (step is not None or cont.next is not None and cont.start == cont.inst.offset) \
+                and not closure_names(self.original):
+            # inside a try block or a with-block jitcore cannot re-enter, or an instruction not written as Python
+            # (a BUILD_MAP whose keys jitcore cannot hash): a step function runs the instruction within its
+            # regions and hands over to the compiled continuation (resuming *at* it would run the rest natively)
             lines.append(self._step_call(cg, cont, stack))
         else:
             if not self.has_prefix and not replayed:

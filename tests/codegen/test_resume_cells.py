@@ -143,3 +143,31 @@ def test_two_breaks_pass_the_cells_on(capsys):
                 counts.append(counting.graph_count)
             # the closure handed on is a new function each call: held by structure from its second call on
             assert counts[2] == counts[-1]
+
+
+class _Key:
+    def __init__(self, v):
+        self.v = v
+
+    def __eq__(self, other):
+        return self.v == other.v
+
+    def __hash__(self):
+        return hash(self.v)
+
+
+def unhashable_for_capture_before_any_op(x):
+    d = {_Key(1): 5}
+    return x + d[_Key(1)]
+
+
+def test_a_break_at_an_instruction_not_written_as_python_compiles_what_follows():
+    # the dict display breaks (keys jitcore cannot hash) before any graph op: a step function runs it and the rest
+    # is compiled (before, the frame ran natively)
+    counting = CountingBackend()
+    with both_doors(unhashable_for_capture_before_any_op, counting) as doors:
+        for door in doors:
+            for seed in range(3):
+                x = randn(3, seed=seed)
+                assert_same(unhashable_for_capture_before_any_op(x), door(x))
+    assert counting.graph_count >= 1
