@@ -43,10 +43,11 @@ def _real(code):
     return found
 
 
-def _tail_block(tail, line: int) -> list:
+def _tail_block(tail, line: int, freevars=()) -> list:
     """`return callable(stack_tuple, *live_locals)` for the tail (kinds, names, callable): the stack described by
     `kinds` (NULLs are dropped with Dynamo's trick: SWAP the NULL to the top, then call a no-op function on it,
-    which consumes it), then the locals `names`."""
+    which consumes it), then the locals `names`. With `freevars` (a frame with cells), `callable` is a resume
+    maker, handed the step code's own cells first."""
     kinds, names, callee = tail
     out = []
     current = list(kinds)
@@ -61,10 +62,13 @@ def _tail_block(tail, line: int) -> list:
     out.append(Instr("BUILD_TUPLE", len(current), lineno=line))
     out.append(Instr("STORE_FAST", "___jit_stack", lineno=line))
     out.append(Instr("PUSH_NULL", lineno=line))
-    out.append(Instr("LOAD_CONST", _Tail(callee, kinds), lineno=line))
+    out.append(Instr("LOAD_CONST", _Tail(callee, kinds, bool(freevars)), lineno=line))
+    if freevars:
+        out += [Instr("LOAD_CLOSURE", FreeVar(name), lineno=line) for name in freevars]
+        out.append(Instr("BUILD_TUPLE", len(freevars), lineno=line))
     out.append(Instr("LOAD_FAST", "___jit_stack", lineno=line))
     out += [Instr("LOAD_FAST_CHECK", name, lineno=line) for name in names]
-    out += [Instr("CALL", 1 + len(names), lineno=line), Instr("RETURN_VALUE", lineno=line)]
+    out += [Instr("CALL", 1 + bool(freevars) + len(names), lineno=line), Instr("RETURN_VALUE", lineno=line)]
     return out
 
 
@@ -89,15 +93,20 @@ def _swap_order(kinds) -> list:
 class _Tail:
     """Calls the continuation with the packed stack put back in bottom-first order, then the live locals."""
 
-    __slots__ = ("callee", "positions")
+    __slots__ = ("callee", "positions", "with_cells")
 
-    def __init__(self, callee, kinds):
+    def __init__(self, callee, kinds, with_cells=False):
         self.callee = callee
         order = _swap_order(kinds)
         values = [i for i, k in enumerate(kinds) if k == "value"]
         self.positions = [order.index(i) for i in values]
+        self.with_cells = with_cells
 
-    def __call__(self, stack, *local_values):
+    def __call__(self, *args):
+        if self.with_cells:
+            cells, stack, *local_values = args
+            return self.callee(cells)(*[stack[p] for p in self.positions], *local_values)
+        stack, *local_values = args
         return self.callee(*[stack[p] for p in self.positions], *local_values)
 
 
@@ -206,7 +215,7 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, tails=None):
         if isinstance(item, Instr):
             offset = offset_of[id(item)]
             if offset in tails:
-                tail = _tail_block(tails[offset], item.lineno or line)
+                tail = _tail_block(tails[offset], item.lineno or line, freevars)
                 if active is not None and body and body[-1] is active:
                     # the region starts right here: hand over before it opens (an empty region would make
                     # `bytecode` assemble a negative length and never finish)
@@ -261,7 +270,7 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, tails=None):
     # prologue's pushes, and each tail's stack plus [NULL, callable, tuple, live locals...]
     needed = len(kinds) + 1
     for after, passed, _ in tails.values():
-        needed = max(needed, len(after) + 2, 3 + len(passed))
+        needed = max(needed, len(after) + 2, 3 + len(passed) + len(freevars))
     new = out.to_code(stacksize=max(code.co_stacksize, needed), compute_exception_stack_depths=False)
 
     new_starts = _starts(new)[len(prologue):]

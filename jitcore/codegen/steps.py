@@ -35,7 +35,8 @@ class ResumeFactory(Protocol):
 
     def step(self, target: int, kinds: tuple, names: tuple, tails: dict):
         """A function running just the instruction at `target` inside the frame's try/with regions, then
-        returning `callable(...)` of `tails[successor] = (kinds, names, callable)` for wherever it went."""
+        returning `callable(...)` of `tails[successor] = (kinds, names, callable)` for wherever it went (for a
+        frame with cell or free variables: a maker taking the frame's cells, as `resume`)."""
 
     def callee(self, fn):
         """fn's compiled copy, so a callee that the break runs natively is captured on its own."""
@@ -149,8 +150,7 @@ class BreakSteps:
             else:
                 lines.extend(work)
             lines.extend(tail)
-        elif (step is not None or cont.next is not None and cont.start == cont.inst.offset) \
-                and not closure_names(self.original):
+        elif step is not None or cont.next is not None and cont.start == cont.inst.offset:
             # inside a try block or a with-block jitcore cannot re-enter, or an instruction not written as Python
             # (a BUILD_MAP whose keys jitcore cannot hash): a step function runs the instruction within its
             # regions and hands over to the compiled continuation (resuming *at* it would run the rest natively)
@@ -175,7 +175,9 @@ class BreakSteps:
         names = self._names(cont.locals)
         fn = self.factory.step(self._original_offset(cont.start), cont.kinds, names, tails)
         args = [s for s in stack if s is not None] + [self._locals[name] for name in names]
-        return f"return {cg.constant_object(fn, 'step')}({', '.join(args)})"
+        ref = cg.constant_object(fn, "step")
+        callee = f"{ref}({self._cells(cg)})" if closure_names(self.original) else ref
+        return f"return {callee}({', '.join(args)})"
 
     # -- steps ------------------------------------------------------------------------------------------------
     def _resume_call(self, cg, offset, stack, live) -> str:

@@ -87,7 +87,13 @@ def step_function(original, fn_globals, target: int, kinds: tuple, names: tuple,
     found = per_code.get(key)
     if found is None:
         code = resume_code(original, target, kinds, names, tails)
-        found = per_code[key] = types.FunctionType(code, fn_globals, original.co_name)
+        if closure_names(original):
+            def make(cells, _code=code, _globals=fn_globals, _label=original.co_name):
+                return types.FunctionType(_code, _globals, _label, None, cells)
+            found = make
+        else:
+            found = types.FunctionType(code, fn_globals, original.co_name)
+        per_code[key] = found
     return found
 
 

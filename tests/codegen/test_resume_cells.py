@@ -171,3 +171,47 @@ def test_a_break_at_an_instruction_not_written_as_python_compiles_what_follows()
                 x = randn(3, seed=seed)
                 assert_same(unhashable_for_capture_before_any_op(x), door(x))
     assert counting.graph_count >= 1
+
+
+def break_in_try_with_cells(x):
+    n = 2
+
+    def scale(t):
+        return t * n
+
+    y = x.sin()
+    try:
+        print("in try")
+        n = 3
+        z = scale(y)
+    except ValueError:
+        z = y
+    return z + n
+
+
+def test_a_break_inside_a_try_block_of_a_frame_with_cells(capsys):
+    counting = CountingBackend()
+    with both_doors(break_in_try_with_cells, counting) as doors:
+        for door in doors:
+            for seed in range(3):
+                x = randn(3, seed=seed)
+                assert_same(break_in_try_with_cells(x), door(x))
+    assert counting.graph_count >= 3  # a graph before the break per door, and the one after it (shared)
+
+
+def cells_and_unhashable_key(x):
+    k = 3
+    get = lambda: k  # noqa: E731
+    d = {_Key(1): 5}
+    k = 4
+    return x + d[_Key(1)] + get()
+
+
+def test_a_step_function_over_the_frame_cells():
+    counting = CountingBackend()
+    with both_doors(cells_and_unhashable_key, counting) as doors:
+        for door in doors:
+            for seed in range(3):
+                x = randn(3, seed=seed)
+                assert_same(cells_and_unhashable_key(x), door(x))
+    assert counting.graph_count >= 2  # per door, what follows the break is compiled
