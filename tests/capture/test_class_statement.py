@@ -225,3 +225,48 @@ def test_the_stand_in_never_escapes_through_type_attributes():
     eager = type_attributes_of_a_class_made_inside(randn(3))
     got = compiled(randn(3))
     assert_same(eager, got)
+
+
+def module_class_inside(x):
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = 2
+
+        def forward(self, t):
+            return t * self.scale
+    block = Block()
+    return block(x), block
+
+
+def test_a_module_class_made_inside_breaks_and_stays_correct():
+    with both_doors(module_class_inside) as doors:
+        for door in doors:
+            x = randn(3)
+            got, block = door(x)
+            assert_same(module_class_inside(x)[0], got)
+            assert type(block).__qualname__.endswith("Block") and block.scale == 2
+            assert_same(block(x), x * 2)
+
+
+class WithMethods:
+    def __init__(self, t):
+        self.t = t
+
+    def value(self):
+        return self.t + 1
+
+
+def subclass_of_outside_class_escapes(x):
+    class Mine(WithMethods):
+        def value(self):
+            return super().value() * 2
+    return Mine(x)
+
+
+def test_an_instance_of_a_class_made_inside_escapes_with_the_real_class():
+    compiled = jit.compile(subclass_of_outside_class_escapes, backend="eager")
+    a, b = compiled(randn(3)), compiled(randn(3))
+    assert type(a) is not type(b) and isinstance(a, WithMethods)
+    assert type(a).__mro__[1] is WithMethods and "value" in vars(type(a))
+    assert_same(a.value(), (randn(3) + 1) * 2)

@@ -24,6 +24,8 @@ import abc
 import builtins
 import types
 
+import torch
+
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.call_rules import CallRule, Meaning, register_callable, KNOWN_CALLABLE
@@ -101,10 +103,11 @@ def _build(state, args, kwargs):
 
 def _plain_base(cls) -> bool:
     """A base whose subclass is made exactly by `type(...)`: object, or a Python class with default construction
-    and no __init_subclass__ of its own along its MRO (which would run user code at class creation)."""
+    and no __init_subclass__ of its own along its MRO (which would run user code at class creation). Not a module
+    class: a module made inside is a real object of its class, which would carry the stand-in out."""
     if cls is object:
         return True
-    if not cls.__flags__ & (1 << 9) or cls.__new__ is not object.__new__:
+    if not cls.__flags__ & (1 << 9) or cls.__new__ is not object.__new__ or issubclass(cls, torch.nn.Module):
         return False
     return all(klass is object or ("__init_subclass__" not in vars(klass) and not vars(klass).get("__slots__"))
                for klass in cls.__mro__)
