@@ -110,7 +110,8 @@ def _attempt(code, fn_globals, closure, args, fn_name, start, paths, shape_choic
         roots = [result]
     else:
         # an argument never read is still its source (not a value): it reaches no graph output
-        roots = [*break_point.stack, *[v for v in break_point.locals.values() if isinstance(v, Value)]]
+        roots = [*break_point.stack, *[v for v in break_point.locals.values() if isinstance(v, Value)],
+                 *break_point.cells.values()]
     outputs = _graph_outputs([*roots, *ctx.side_effects.values()])
     graph = ctx.graph
     graph.prune_inputs(set())

@@ -215,3 +215,21 @@ def test_a_step_function_over_the_frame_cells():
                 x = randn(3, seed=seed)
                 assert_same(cells_and_unhashable_key(x), door(x))
     assert counting.graph_count >= 2  # per door, what follows the break is compiled
+
+
+def cell_holds_a_graph_tensor(x, log):
+    t0 = torch.sin(x)
+
+    def inner(p):
+        return torch.maximum(p, t0)
+
+    log.append("break")  # a list passed in: fine; print is the break
+    print("break")
+    return inner(x * 2)
+
+
+def test_a_cell_holding_a_tensor_computed_before_the_break(capsys):
+    with both_doors(cell_holds_a_graph_tensor) as doors:
+        for door in doors:
+            x = randn(3)
+            assert_same(cell_holds_a_graph_tensor(x, []), door(x, []))
