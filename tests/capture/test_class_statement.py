@@ -14,6 +14,12 @@ from tests.support import (CountingBackend, assert_same, both_doors, check_again
                            check_registered_against_eager, outcome, randn)
 
 
+@pytest.fixture(autouse=True)
+def _strict(monkeypatch):
+    # a fault of jitcore raises instead of falling back natively (which would still give eager's results)
+    monkeypatch.setattr(jit.config, "strict", True)
+
+
 def class_then_method(x):
     y = x.sin()
 

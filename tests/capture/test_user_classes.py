@@ -5,10 +5,19 @@ where the behaviour is pure Python around tensor ops."""
 
 import dataclasses
 
+import pytest
 import torch
+
+import jitcore as jit
 
 from tests.support import (CountingBackend, assert_same, both_doors, check_against_eager,
                            check_registered_against_eager, outcome, randn)
+
+
+@pytest.fixture(autouse=True)
+def _strict(monkeypatch):
+    # a fault of jitcore raises instead of falling back natively (which would still give eager's results)
+    monkeypatch.setattr(jit.config, "strict", True)
 
 
 @dataclasses.dataclass
