@@ -9,7 +9,6 @@ import pytest
 import torch
 
 import jitcore as jit
-
 from tests.support import (CountingBackend, assert_same, both_doors, check_against_eager,
                            check_registered_against_eager, outcome, randn)
 
