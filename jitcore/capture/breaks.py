@@ -55,6 +55,10 @@ _kind("print_or_io", "printing, logging and I/O have to run in Python",
       "move the print/log call out of the compiled function, or only print outside the hot path",
       here="move the print/log call out of {where} (return the value and print it after the call), or print only "
            "outside the hot path")
+_kind("numpy", "a NumPy operation jitcore cannot trace into the graph exactly as NumPy computes it (torch._numpy "
+      "would give another type, dtype or shape, or the operation is not modelled)",
+      "keep the NumPy code outside the compiled function, or write it with torch operations",
+      here="move this NumPy code out of {where}, or write it with torch operations")
 _kind("data_dependent", "the value of a tensor is needed as a Python value (.item(), .tolist(), .numpy(), bool())",
       "keep the value as a tensor (e.g. use torch.where instead of a Python `if` on a tensor)",
       here="keep the value as a tensor in {where}: use torch.where / masking instead of a Python number",

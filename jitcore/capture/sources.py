@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 
+from jitcore.guards.arrays import array_tensor
 from jitcore.guards.iterators import list_iterator_state, remaining_items
 from jitcore.guards.tree import Held
 
 __all__ = ["Source", "LocalSource", "GlobalSource", "ModuleGlobalSource", "BuiltinSource", "CellSource",
            "CellObjectSource",
            "AttrSource", "ItemSource", "ModuleDictSource", "IteratorRestSource",
-           "ListIteratorStateSource", "HeldSource"]
+           "ListIteratorStateSource", "HeldSource", "ArrayTensorSource"]
 
 
 class Source:
@@ -252,3 +253,21 @@ class HeldSource(Source):
 
     def emit(self, codegen):
         return codegen.constant_object(self.held.obj, "held")
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class ArrayTensorSource(Source):
+    """The tensor that shares the memory of the NumPy array at `base` (`torch.from_numpy`): how a graph reads an
+    array passed in, so that its in-place writes reach the user's array."""
+    base: Source
+
+    @property
+    def path(self):
+        return self.base.path + (("from_numpy", 0),)
+
+    @property
+    def user_name(self):
+        return self.base.user_name
+
+    def emit(self, codegen):
+        return f"{codegen.constant_object(array_tensor, 'from_numpy')}({self.base.emit(codegen)})"

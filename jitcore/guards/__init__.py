@@ -31,12 +31,14 @@ from jitcore.guards.checks import (
 from jitcore.guards.torch_checks import (BatchIdentityMatch, GlobalStateMatch, StorageOffsetMatch,
                                          StorageOverlapMatch, TensorMatch)
 from jitcore.guards.relations import ShapeRelationMatch
+from jitcore.guards.arrays import ArrayMatch
 from jitcore.guards.compile import GuardFunction, compile_tree
 from jitcore.guards.render import Namespace
 from jitcore.guards.tree import GuardNode, GuardTree, count_checks
 
 __all__ = [
     "ABSENT",
+    "ArrayMatch",
     "BatchIdentityMatch",
     "Check",
     "DictKeysMatch",

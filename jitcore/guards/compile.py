@@ -13,6 +13,7 @@ import heapq
 import keyword
 import sys
 
+from jitcore.guards.arrays import array_tensor
 from jitcore.guards.checks import Check, Relation
 from jitcore.guards.render import Namespace, constant_source
 from jitcore.guards.iterators import list_iterator_state, remaining_items
@@ -343,6 +344,8 @@ class _Codegen:
             return f"{self._ns.constant(remaining_items, 'remaining_items')}({base})"
         if kind == "iterstate":
             return f"{self._ns.constant(list_iterator_state, 'list_iterator_state')}({base}, {key!r})"
+        if kind == "from_numpy":
+            return f"{self._ns.constant(array_tensor, 'from_numpy')}({base})"
         getitem = self._ns.constant(dict.__getitem__, "dict_getitem")
         return f"{getitem}({base}, {constant_source(key, self._ns, 'key')})"
 

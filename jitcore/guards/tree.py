@@ -1,7 +1,7 @@
 """The guard tree: one node per access path from a frame, leaf checks on the nodes, root checks on the root.
 
 A path is a tuple of plain steps, the only thing guards/ knows about where a value lives (see Note [Access
-steps]). Imports the standard library, guards.checks and guards.iterators only; never jitcore or bytecode.
+steps]). Imports the standard library, guards.checks, guards.iterators and guards.arrays only; never jitcore or bytecode.
 Entry points: GuardTree (add, add_root, checks, pretty), count_checks, read_step, default_user_name.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from jitcore.guards.arrays import array_tensor
 from jitcore.guards.checks import Check, Relation
 from jitcore.guards.iterators import list_iterator_state, remaining_items
 
@@ -33,8 +34,9 @@ __all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "Held", "GuardTree", "count
 #   ("rest", 0)        the items an iterator has not produced yet, as a tuple, read without advancing it
 #                      (guards/iterators.remaining_items: a loop's iterator handed to a resume function)
 #   ("iterstate", part) a list iterator's list ("seq") or position ("pos") (guards/iterators.list_iterator_state)
+#   ("from_numpy", 0)  the tensor sharing a NumPy array's memory (guards/arrays.array_tensor), checked like a tensor
 ROOT_STEPS = frozenset({"local", "global", "builtin", "cell", "cellobj", "module", "held"})
-CHILD_STEPS = frozenset({"attr", "item", "dictitem", "rest", "iterstate"})
+CHILD_STEPS = frozenset({"attr", "item", "dictitem", "rest", "iterstate", "from_numpy"})
 
 _dict_getitem = dict.__getitem__
 
@@ -71,6 +73,8 @@ def read_step(base: object, step: tuple) -> object:
         return remaining_items(base)
     if kind == "iterstate":
         return list_iterator_state(base, key)
+    if kind == "from_numpy":
+        return array_tensor(base)
     raise ValueError(f"unknown child step {step!r}")
 
 
@@ -82,7 +86,7 @@ def default_user_name(path: tuple) -> str:
     name = {"local": str(key), "global": f"G.{key}", "builtin": f"builtins.{key}", "cell": f"cell {key}",
             "cellobj": f"cell object {key}", "module": str(key), "held": repr(key)}[kind]
     for kind, key in path[1:]:
-        name += f".{key}" if kind == "attr" else "(rest)" if kind == "rest" else f"({key})" if kind == "iterstate" \
+        name += f".{key}" if kind == "attr" else f"({kind})" if kind in ("rest", "from_numpy") else f"({key})" if kind == "iterstate" \
             else f"[{key!r}]"
     return name
 

@@ -23,6 +23,8 @@ from jitcore.capture.sources import ItemSource, AttrSource, ModuleDictSource
 from jitcore.capture.values import constructors, torch_rules, torch_probes  # noqa: F401 (they register call rules)
 from jitcore.capture.values import sets  # noqa: F401 (it registers set and frozenset with const())
 from jitcore.capture.values import dunders, getters, heapq_rules, itertools_rules  # noqa: F401 (call rules)
+from jitcore.capture.values.numpy_rules import is_numpy_function
+from jitcore.capture.values.ndarray import array_input, np
 from jitcore.capture.values.collections_kinds import OrderedDictValue, DefaultDictValue, DequeValue
 from jitcore.capture.values.sets import SetValue
 from jitcore.capture.values.base import Value, NOT_CONSTANT, NULL, NullValue
@@ -236,6 +238,7 @@ _BY_PREDICATE = [
     (6, lambda v: isinstance(v, enum.Enum), _wrap_constant),
     (5, lambda v: isinstance(v, tuple) and hasattr(type(v), "_fields"), _wrap_tuple),
     (4, lambda v: isinstance(v, dict), _wrap_dict),
+    (3, is_numpy_function, _wrap_callable),
 ]
 
 
@@ -320,13 +323,21 @@ def _wrap_deque(state, value, source):
     return DequeValue.passed_in(state, value, source)
 
 
+def _wrap_array(state, value, source):
+    """An ndarray passed in: the graph reads it as the tensor sharing its memory (values/ndarray.py)."""
+    array = array_input(state, value, source) if source is not None else None
+    return array if array is not None else _wrap_opaque(state, value, source)
+
+
+if np is not None:
+    _BY_TYPE[np.ndarray] = _wrap_array
 _BY_TYPE[set] = _wrap_set
 _BY_TYPE[frozenset] = _wrap_set
 _BY_TYPE[collections.deque] = _wrap_deque
 
 #: wrappers of objects that can change in place: one such object read from two sources is one value (guarded `is`)
 _MUTABLE_KINDS = frozenset({_wrap_tensor, _wrap_list, _wrap_dict, _wrap_opaque, _wrap_module, _wrap_set,
-                            _wrap_deque, _wrap_iterator})
+                            _wrap_deque, _wrap_iterator, _wrap_array})
 
 
 def _identity_kind(wrapper, source, ctx):

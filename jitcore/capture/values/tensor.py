@@ -6,6 +6,7 @@ tensor (`.item()`, `bool(t)`, `.tolist()`) is a graph break.
 """
 from __future__ import annotations
 
+import numbers
 import operator
 
 import torch
@@ -20,7 +21,7 @@ from jitcore.capture.values.constant import ConstantValue, const
 from jitcore.capture.values.sequence import TupleValue, ListValue
 from jitcore.capture.values.symint import SizeBoolValue, SizeValue
 
-__all__ = ["TensorValue", "graph_call", "graph_call_side_effect", "wrap_fake_result"]
+__all__ = ["TensorValue", "OWNED_METHODS", "graph_call", "graph_call_side_effect", "wrap_fake_result"]
 
 #: attributes answered from the fake tensor as constants (pinned by the tensor's guard)
 _METADATA = frozenset({"shape", "dtype", "device", "ndim", "requires_grad", "is_cuda", "is_cpu", "layout",
@@ -34,6 +35,9 @@ _DATA_METHODS = frozenset({"item", "tolist", "numpy", "__bool__", "__int__", "__
                            "data_ptr", "untyped_storage", "storage"})
 #: attributes we refuse to model: they expose autograd state or storage that the graph cannot represent
 _UNSUPPORTED_ATTRS = frozenset({"grad", "grad_fn", "_base", "data", "_version", "__dict__"})
+#: Tensor methods whose meaning the module of another kind owns: name -> handler(state, tensor, args, kwargs)
+#: (`numpy()`: values/numpy_rules.py)
+OWNED_METHODS: dict = {}
 #: methods that run autograd: the break comes at the call, which runs natively (never traced into autograd's Python)
 _AUTOGRAD_METHODS = frozenset({"backward", "register_hook", "retain_grad", "register_post_accumulate_grad_hook"})
 
@@ -174,7 +178,9 @@ def _tensor_operand(value) -> bool:
     if value.is_symbolic_number():
         return True
     c = value.constant()
-    return c is not NOT_CONSTANT and (isinstance(c, (int, float, bool, complex)) or c is None)
+    # a NumPy scalar (np.float32(0.5)) is passed to the op as it is, which then treats it as eager does
+    return c is not NOT_CONSTANT and (isinstance(c, (int, float, bool, complex)) or c is None or (
+        isinstance(c, numbers.Number) and type(c).__module__ == "numpy"))
 
 
 class TensorMethodValue(Value):
@@ -197,6 +203,9 @@ class TensorMethodValue(Value):
         return f"{codegen.load(self.tensor)}.{self.name}"
 
     def call(self, state, args, kwargs):
+        owner = OWNED_METHODS.get(self.name)
+        if owner is not None:
+            return owner(state, self.tensor, args, kwargs)
         if self.name in _DATA_METHODS:
             raise GraphBreak("data_dependent", f"Tensor.{self.name}() reads tensor data into Python")
         if self.name == "is_inference" and self.tensor.source is None and state.ctx.entered_inference_mode:
