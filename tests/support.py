@@ -17,6 +17,11 @@ from typing import Any
 import torch
 import torch.fx
 
+try:
+    import numpy as np
+except ImportError:  # numpy is a test extra: without it no value is an array
+    np = None
+
 __all__ = [
     "Args",
     "CountingBackend",
@@ -126,6 +131,8 @@ def clone_inputs(value: Any, _memo: dict[int, Any] | None = None) -> Any:
         return memo[id(value)]
     if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter):
         copy = value.detach().clone().requires_grad_(value.requires_grad)
+    elif np is not None and type(value) is np.ndarray:
+        copy = value.copy(order="K")  # the same strides where NumPy can keep them
     elif type(value) in (tuple, list):
         copy = type(value)(clone_inputs(item, memo) for item in value)
     elif type(value) in (dict, collections.OrderedDict):
@@ -167,6 +174,12 @@ def assert_same(expected: Any, actual: Any, path: str = "result") -> None:
     assert type(actual) is type(expected), (
         f"{path}: expected type {type(expected).__name__}, got {type(actual).__name__} ({actual!r})"
     )
+    if np is not None and isinstance(expected, (np.ndarray, np.generic)):
+        # NumPy arrays and scalars (np.float64 ...): the exact type, dtype, shape and values
+        assert actual.dtype == expected.dtype, f"{path}: dtype {expected.dtype} != {actual.dtype}"
+        assert np.shape(actual) == np.shape(expected), f"{path}: shape {np.shape(expected)} != {np.shape(actual)}"
+        np.testing.assert_allclose(actual, expected, rtol=1.3e-6, atol=1e-5, err_msg=path)
+        return
     if isinstance(expected, (tuple, list, collections.deque)):
         assert len(actual) == len(expected), f"{path}: length {len(expected)} != {len(actual)}"
         for index, (e, a) in enumerate(zip(expected, actual)):
@@ -198,11 +211,12 @@ def _alias_pattern(inputs: Any, result: Any) -> list[tuple[str, str]]:
     Eager code can return an input itself (`return x`, `x.to(x.dtype)`) or one tensor twice (`return y, y`);
     callers may rely on that identity (mutating the output mutates the input), so compiled code must keep it.
     """
-    input_paths = {id(leaf): p for p, leaf in _leaves(inputs, "input") if isinstance(leaf, torch.Tensor)}
+    kinds = (torch.Tensor,) if np is None else (torch.Tensor, np.ndarray)
+    input_paths = {id(leaf): p for p, leaf in _leaves(inputs, "input") if isinstance(leaf, kinds)}
     seen: dict[int, str] = {}
     pattern = []
     for p, leaf in _leaves(result, "result"):
-        if not isinstance(leaf, torch.Tensor):
+        if not isinstance(leaf, kinds):
             continue
         if id(leaf) in input_paths:
             pattern.append((p, f"is {input_paths[id(leaf)]}"))

@@ -56,7 +56,14 @@ class NumpyCall:
         self.__qualname__ = self.__name__
 
     def __call__(self, *args, **kwargs):
-        return _from_tnp(self.fn(*_to_tnp(args), **_to_tnp(kwargs)))
+        # torch's default dtype decides what some torch._numpy operations make of integers (true division):
+        # NumPy's is float64, as torch._numpy's own defaults are
+        previous = torch.get_default_dtype()
+        torch.set_default_dtype(torch.float64)
+        try:
+            return _from_tnp(self.fn(*_to_tnp(args), **_to_tnp(kwargs)))
+        finally:
+            torch.set_default_dtype(previous)
 
     def __repr__(self):
         return f"<NumPy {self.__name__.removeprefix('numpy_')} on torch._numpy>"
@@ -252,8 +259,8 @@ def numpy_call(state, name: str, target: NumpyCall, numpy_fn, args: list, kwargs
     expected = _ask_numpy(name, numpy_fn, examples, kw_examples)
     if not arrays and immutable(expected):
         return const(expected)  # constants only (np.sqrt(2.0), np.float32(1) * 2): NumPy's own answer
-    result = graph_call(state, "call_function", target, [_graph_arg(v) for v in args],
-                        {key: _graph_arg(v) for key, v in kwargs.items()})
+    result = graph_call(state, "call_function", target, [_graph_arg(state, v) for v in args],
+                        {key: _graph_arg(state, v) for key, v in kwargs.items()})
     return _result(state, name, expected, result, arrays)
 
 
@@ -288,18 +295,22 @@ def _example(state, value, arrays: list):
     raise GraphBreak("numpy", f"a {value.kind_name} passed to a NumPy operation")
 
 
-def _graph_arg(value):
-    """The value as the graph node receives it: arrays as their tensors, NumPy dtypes by name."""
+def _graph_arg(state, value):
+    """The value as the graph node receives it: arrays as their tensors, NumPy dtypes by name, a NumPy scalar as a
+    0-d tensor of its dtype (NumPy types it strongly, unlike a Python number: NEP 50)."""
     if isinstance(value, NdarrayValue):
         return value.tensor
     c = value.constant()
     if c is not NOT_CONSTANT:
         if isinstance(c, np.dtype) or (isinstance(c, type) and issubclass(c, np.generic)):
             return const(np.dtype(c).name)
+        if isinstance(c, np.generic):
+            dtype = torch.from_numpy(np.zeros(0, c.dtype)).dtype
+            return graph_call(state, "call_function", torch.tensor, [const(c.item())], {"dtype": const(dtype)})
         return value
     items = value.sequence_items()
     if items is not None and value.python_type() in (list, tuple):
-        mapped = [_graph_arg(item) for item in items]
+        mapped = [_graph_arg(state, item) for item in items]
         return ListValue(mapped) if value.python_type() is list else TupleValue(mapped)
     return value
 
@@ -382,7 +393,7 @@ def _hints(shape) -> tuple:
         if isinstance(size, torch.SymInt):
             if free_unbacked_symbols(size):
                 raise GraphBreak("data_dependent", "a NumPy array whose size depends on tensor data")
-            size = size.node.require_hint()
+            size = size.node.hint
         out.append(int(size))
     return tuple(out)
 
