@@ -36,9 +36,17 @@ def test_ndarray_methods_reductions_and_shape_attributes():
     def f(x):
         a = x.numpy()
         b = a.reshape(3, 2).T.copy()
-        return torch.as_tensor(a.sum(axis=1) + a.mean()), torch.tensor(b), a.shape[0] + a.ndim + a.size
+        return torch.as_tensor(a.sum(axis=1) + a.mean()), torch.tensor(b), a.shape[0] + a.ndim + a.size, a.shape
 
     _both(f, (randn(2, 3),))
+    assert type(jit.compile(f, backend="eager")(randn(2, 3))[3]) is tuple
+
+
+def test_shape_of_an_array_passed_in_is_a_tuple():
+    def f(a):
+        return a.shape, a.T.shape, np.shape(a), a.ndim, a.size, a.dtype, a.itemsize
+
+    _both(f, (_array(2, 3),), graphs=None)
 
 
 def test_returned_array_and_numpy_scalar_have_numpys_types():

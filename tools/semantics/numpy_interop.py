@@ -109,5 +109,59 @@ def np_random_seeded(x):
     return x + torch.from_numpy(rs.rand(2, 3).astype(np.float32))
 
 
+def A(*shape, dtype=np.float64):
+    return (np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape) - 2).astype(dtype)
+
+
+@probe(G, args=lambda: (A(2, 3),))
+def np_arg_inplace(a):
+    a += 1
+    a[0, 0] = 7
+    return a
+
+
+@probe(G, args=lambda: (A(2, 3, dtype=np.float32),))
+def np_arg_returns_array_and_scalar(a):
+    b = a * 2
+    return b, b.sum(), b[0, 1]
+
+
+@probe(G, args=lambda: (A(2, 3),))
+def np_view_write_reaches_arg(a):
+    b = a.T
+    b[0, 1] = 5.0
+    return b.mean()
+
+
+@probe(G, args=lambda: (A(2, 3, dtype=np.int64),))
+def np_int_promotion(a):
+    return a / 2, a + 1.5, a + np.float32(1), np.sqrt(a)
+
+
+@probe(G)
+def np_asarray_shares_memory(x):
+    a = np.asarray(x)
+    a[0] = 5.0
+    return x + 1
+
+
+@probe(G)
+def np_random_randn_inside(x):
+    a = np.random.randn(2, 3)
+    return x + 1, a.shape
+
+
+@probe(G, args=lambda: (T(), A(2, 3, dtype=np.float32)))
+def np_tensor_plus_array(x, a):
+    return x + torch.from_numpy(a) * 2
+
+
+@probe(G, args=lambda: (A(2, 3),))
+def np_copy_not_view(a):
+    f = a.flatten()
+    f[0] = 100.0
+    return a, f
+
+
 if __name__ == "__main__":
     main(G)

@@ -152,7 +152,12 @@ class NdarrayValue(Value):
 
     # -- attributes and methods ---------------------------------------------------------------------------
     def getattr(self, state, name):
-        if name in ("shape", "ndim"):
+        if name == "shape":
+            # a plain tuple (NumPy's), of the tensor's sizes (constants, or symbolic where the dims are dynamic)
+            shape = self.tensor.getattr(state, "shape")
+            c = shape.constant()
+            return const(tuple(c)) if c is not NOT_CONSTANT else TupleValue(list(shape.sequence_items()))
+        if name == "ndim":
             return self.tensor.getattr(state, name)
         if name == "size":
             return self.tensor.getattr(state, "numel").call(state, [], {})
