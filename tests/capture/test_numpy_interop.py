@@ -260,3 +260,57 @@ def test_numpy_graph_under_aot_eager():
 
     counting = check_against_eager(f, (randn(3), _array(3, dtype=np.float32)), backend="aot_eager")
     assert counting.graph_count == 1
+
+
+def test_np_array_of_arrays_stacks_them():
+    def f(a):
+        return np.array([a, a * 2]), np.asarray((a, a))
+
+    _both(f, (_array(3),))
+
+
+def test_numpy_asked_again_on_other_values_where_zeros_raise():
+    def f(a):
+        return np.linalg.inv(a @ a.T + np.eye(2))
+
+    _both(f, (_array(2, 3),))
+
+
+def test_singular_matrix_raises_numpys_error():
+    def f(a):
+        return np.linalg.inv(a * 0)
+
+    with both_doors(f) as doors:
+        for door in doors:
+            with pytest.raises(np.linalg.LinAlgError):
+                door(_array(2, 2))
+
+
+def test_integer_to_negative_integer_power_raises_as_in_numpy():
+    def f(a, b):
+        return a ** b
+
+    _both(f, (np.array([2, 3]), np.array([1, 2])), (np.array([2, 3]), np.array([-1, 2])), graphs=None)
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")
+def test_integer_division_by_zero_matches_numpy():
+    def f(a, b):
+        return a // b, a % b
+
+    _both(f, (np.array([3, 4]), np.array([0, 2])), graphs=None)
+
+
+def test_explicit_dunder_calls_on_arrays():
+    def f(a):
+        a.__setitem__(slice(0, 2), 5.0)
+        return a.__add__(1), a.__getitem__(0)
+
+    _both(f, (_array(4),))
+
+
+def test_eigenvalues_whose_dtype_depends_on_the_data_run_in_numpy():
+    def f(a):
+        return np.linalg.eigvals(a)
+
+    _both(f, (np.array([[0.0, 1.0], [-1.0, 0.0]]),), (np.array([[2.0, 0.0], [0.0, 1.0]]),), graphs=None)

@@ -169,7 +169,8 @@ class NdarrayValue(Value):
             return numpy_call(state, name, numpy_target("attr", name, _attribute(name)), _attribute(name), [self], {})
         if name in _DATA_METHODS:
             return DataMethodValue(self, name)
-        if name in _NOT_MODELLED or name.startswith("_") or not hasattr(tnp.ndarray, name):
+        private = name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+        if name in _NOT_MODELLED or private or not hasattr(tnp.ndarray, name):
             if not hasattr(self.python_type(), name):
                 raise GraphBreak.raises(AttributeError, f"{self.python_type().__name__!r} object has no "
                                         f"attribute {name!r}")
@@ -258,10 +259,11 @@ class DataMethodValue(ArrayMethodValue):
 def numpy_call(state, name: str, target: NumpyCall, numpy_fn, args: list, kwargs: dict) -> Value:
     """`numpy_fn(*args, **kwargs)` as NumPy computes it, traced as `target` on torch._numpy (Note [NumPy in
     graphs]); a graph break where the two would differ."""
+    _check_data_errors(name, args)
     arrays: list = []
     examples = [_example(state, value, arrays) for value in args]
     kw_examples = {key: _example(state, value, arrays) for key, value in kwargs.items()}
-    expected = _ask_numpy(name, numpy_fn, examples, kw_examples)
+    expected = _ask_numpy(name, numpy_fn, examples, kw_examples, arrays)
     if not arrays and immutable(expected):
         return const(expected)  # constants only (np.sqrt(2.0), np.float32(1) * 2): NumPy's own answer
     result = graph_call(state, "call_function", target, [_graph_arg(state, v) for v in args],
@@ -269,14 +271,52 @@ def numpy_call(state, name: str, target: NumpyCall, numpy_fn, args: list, kwargs
     return _result(state, name, expected, result, arrays)
 
 
-def _ask_numpy(name, numpy_fn, examples, kw_examples):
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            return numpy_fn(*examples, **kw_examples)
-    except Exception as exc:
-        # on example data (zeros): the real data may behave otherwise, so NumPy itself runs it
-        raise GraphBreak("numpy", f"NumPy's {name} on example arrays raised {type(exc).__name__}: {exc}") from None
+#: operations whose (base, exponent) NumPy refuses for integers where an exponent is negative: (name, order)
+_POWERS = {"pow": 1, "ipow": 1, "power": 1, "__pow__": 1, "__ipow__": 1, "__rpow__": -1}
+
+
+def _check_data_errors(name, args) -> None:
+    """Where NumPy raises on the data and torch does not (an integer to a negative integer power), the operation
+    runs in NumPy. (Where torch raises too, a graph that raises reruns the frame in Python: Note [A graph that
+    raises].)"""
+    order = _POWERS.get(name)
+    if order is None or len(args) < 2:
+        return
+    base, exponent = args[:2][::order]
+    if isinstance(exponent, NdarrayValue) and exponent.dtype.kind == "i" and _integer(base):
+        raise GraphBreak("numpy", "an integer array to an integer array's power (NumPy raises on a negative one)")
+
+
+def _integer(value) -> bool:
+    if isinstance(value, NdarrayValue):
+        return value.dtype.kind in "biu"
+    return type(value.constant()) in (int, bool)
+
+
+def _ask_numpy(name, numpy_fn, examples, kw_examples, arrays):
+    """NumPy's answer on the examples: zeros first, then (where zeros raise: a singular matrix) random values.
+    What is taken from it (kind, dtype, shape, views) does not depend on the values, except for the functions
+    whose result type does (_VALUE_TYPED), which are never traced."""
+    error = None
+    for attempt in range(2 if arrays else 1):
+        if attempt:
+            _refill(arrays)
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                return numpy_fn(*examples, **kw_examples)
+        except Exception as exc:
+            error = exc
+    # the real data may behave otherwise: NumPy itself runs it
+    raise GraphBreak("numpy", f"NumPy's {name} on example arrays raised {type(error).__name__}: {error}")
+
+
+def _refill(arrays) -> None:
+    rng = np.random.default_rng(0)  # its own generator: the program's np.random stream is never drawn from
+    for _, example in arrays:
+        if isinstance(example, np.ndarray) and example.size:
+            example[...] = rng.integers(1, 4, example.shape) if example.dtype.kind in "biu" else \
+                rng.standard_normal(example.shape) + 3
 
 
 def _example(state, value, arrays: list):

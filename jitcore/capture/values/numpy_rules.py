@@ -29,11 +29,15 @@ _FUNCTION_TYPES = ()
 _CONVERTERS = ()
 
 
+#: functions whose result's dtype depends on the data (np.linalg.eig is complex only where an eigenvalue is)
+_VALUE_TYPED = frozenset({("numpy.linalg", "eig"), ("numpy.linalg", "eigvals"), ("numpy", "roots")})
+
+
 def _counterpart(fn):
     """The torch._numpy function standing for a public NumPy function, or None."""
     module = getattr(fn, "__module__", None)
     name = getattr(fn, "__name__", None)
-    if module not in _NAMESPACES or type(name) is not str or name.startswith("_"):
+    if module not in _NAMESPACES or type(name) is not str or name.startswith("_") or (module, name) in _VALUE_TYPED:
         return None
     sub = _NAMESPACES[module]
     if getattr(getattr(np, sub) if sub else np, name, None) is not fn:
@@ -51,7 +55,20 @@ def _numpy_function(state, fn, args, kwargs):
         args = [tensor_as_array(state, args[0]), *args[1:]]
     counterpart = _counterpart(fn)
     key = f"{fn.__module__}.{fn.__name__}"
+    if fn in _CONVERTERS and not kwargs and len(args) == 1 and _all_arrays(args[0]):
+        # np.array([a, b]): torch._numpy cannot convert a list of arrays on fake tensors; stacking them is the
+        # same array (checked against NumPy's like any result)
+        counterpart, key = _stack, f"{key}(arrays)"
     return numpy_call(state, fn.__name__, numpy_target("function", key, counterpart), fn, args, kwargs)
+
+
+def _all_arrays(value) -> bool:
+    items = value.sequence_items()
+    return items is not None and bool(items) and all(isinstance(item, NdarrayValue) for item in items)
+
+
+def _stack(arrays):
+    return tnp.stack(arrays)
 
 
 def _scalar_type(state, cls, args, kwargs):
