@@ -162,3 +162,18 @@ def test_torch_probes_environment_ops_and_training_entry_points():
     assert first_rule(torch.ops.aten.mul.Tensor).meaning is Meaning.GRAPH
     assert first_rule(torch.autograd.backward).break_kind == "autograd"
     assert first_rule(torch.optim.SGD.zero_grad).meaning is Meaning.NATIVE
+
+
+def test_numpy_functions_are_graph_rules_and_numpy_random_has_none():
+    np = pytest.importorskip("numpy")
+    for fn in (np.exp, np.sum, np.asarray, np.linalg.norm, np.fft.fft):
+        assert first_rule(fn).name == "NumPy function" and first_rule(fn).meaning is Meaning.GRAPH
+    for fn in (np.random.randn, np.random.default_rng, np.linalg.eig, np.save):
+        rule = first_rule(fn)
+        assert rule is None or rule.name != "NumPy function"
+    assert first_rule(np.float32).name == "NumPy scalar type"
+    assert first_rule(np.finfo).name == "NumPy constant"
+    assert _names(torch.from_numpy)[0] == "torch.from_numpy"
+    # torch.tensor of anything but an array: the rule declines and torch's own rule (a graph node) answers
+    assert _names(torch.tensor)[0] == "torch.tensor"
+    assert Meaning.GRAPH in [rule.meaning for rule in list(rules_for(torch.tensor))[1:]]
