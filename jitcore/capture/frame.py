@@ -15,14 +15,14 @@ import time
 import torch
 import torch.fx
 
-from jitcore.guards import StorageOverlapMatch
+from jitcore.guards import MemoryDisjointMatch, StorageOverlapMatch
 from jitcore.guards.torch_checks import storage_pattern
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.graph import quiet_fake_failures
 from jitcore.capture.context import CaptureContext
 from jitcore.capture.continuation import Continuation, continuation_at
 from jitcore.capture.interpreter import FrameState, StopCapture
-from jitcore.capture.sources import ModuleDictSource
+from jitcore.capture.sources import ArrayTensorSource, ModuleDictSource
 from jitcore.capture.values.base import Value
 from jitcore.capture.values.symint import SymIntValue
 from jitcore.capture.values.tensor import TensorValue
@@ -140,6 +140,12 @@ def _guard_storage_overlaps(ctx, graph, by_node) -> None:
                if node in graph.written_inputs and node in by_node and "storage" in node.meta]
     if not written:
         return
+    tensor_sources = [source for node, (source, _) in by_node.items() if "memory" in node.meta]
+    for source in tensor_sources:
+        if isinstance(source, ArrayTensorSource):
+            others = [s for s in tensor_sources if s != source and not isinstance(s, ModuleDictSource)]
+            if others:
+                ctx.guard(source, MemoryDisjointMatch([s.path for s in others], [s.user_name for s in others]))
     tensors = [(source, node.meta["storage"]) for node, (source, _) in by_node.items()
                if "storage" in node.meta and not isinstance(source, ModuleDictSource)]
     own_source = by_node[written[-1]][0]

@@ -18,8 +18,10 @@ from torch._subclasses.fake_tensor import FakeTensorMode, DataDependentOutputExc
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv, compute_unbacked_bindings
 from torch._dispatch.python import enable_python_dispatcher
 
+from jitcore.guards.arrays import memory_range, overlaps
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture import shapes
+from jitcore.capture.sources import ArrayTensorSource
 
 __all__ = ["GraphBuilder", "fx_args", "fake_args", "is_symbolic", "quiet_fake_failures"]
 
@@ -55,6 +57,10 @@ class GraphBuilder:
         self.shape_choice = shape_choice
         #: the inputs the ShapeEnv knows (shapes.ShapeInput), in the order they were read
         self.shape_inputs: list = []
+        #: the storages of the inputs, alive while capturing (see add_input)
+        self._held_storages: list = []
+        #: whether a NumPy array is an input (read through a storage of its own: add_input checks overlaps)
+        self.has_array_inputs = False
         #: source -> TensorValue of the placeholder (insertion order = graph input order)
         self.inputs: dict = {}
         self.node_count = 0
@@ -93,9 +99,23 @@ class GraphBuilder:
             # Break before the read: the next graph reads the view before any write.
             raise GraphBreak("unsupported_value", f"{source.user_name}, a view of a tensor this graph has already "
                              f"written in place") from None
+        memory = memory_range(real)
+        storage = real.untyped_storage()
+        # held for the capture, so that no other storage made meanwhile takes its address (`_cdata`)
+        self._held_storages.append(storage)
+        storage = storage._cdata
+        self.has_array_inputs = self.has_array_inputs or isinstance(source, ArrayTensorSource)
+        for other in self.inputs.values() if self.has_array_inputs else ():
+            known = other.node.meta.get("memory")
+            if known is not None and overlaps(memory, known[0]) and known[1] != storage:
+                # one memory through two storages (a NumPy array and a tensor over its data): fake tensors, and
+                # the backends that functionalize, would take them for disjoint inputs
+                raise GraphBreak("unsupported_value", f"{source.user_name} shares memory with "
+                                 f"{other.source.user_name} through another storage (a NumPy array over its data)")
         node = self._placeholder(source, fake)
         # where its data lives, for the storage-overlap guard of a graph that writes inputs (no reference kept)
         node.meta["storage"] = (real.untyped_storage().data_ptr(), real.storage_offset())
+        node.meta["memory"] = (memory, storage)
         return node, fake
 
     def shape_token(self):

@@ -31,7 +31,7 @@ from jitcore.guards.checks import (
 from jitcore.guards.torch_checks import (BatchIdentityMatch, GlobalStateMatch, StorageOffsetMatch,
                                          StorageOverlapMatch, TensorMatch)
 from jitcore.guards.relations import ShapeRelationMatch
-from jitcore.guards.arrays import ArrayMatch
+from jitcore.guards.arrays import ArrayMatch, MemoryDisjointMatch
 from jitcore.guards.compile import GuardFunction, compile_tree
 from jitcore.guards.render import Namespace
 from jitcore.guards.tree import GuardNode, GuardTree, count_checks
@@ -39,6 +39,7 @@ from jitcore.guards.tree import GuardNode, GuardTree, count_checks
 __all__ = [
     "ABSENT",
     "ArrayMatch",
+    "MemoryDisjointMatch",
     "BatchIdentityMatch",
     "Check",
     "DictKeysMatch",

@@ -314,3 +314,28 @@ def test_eigenvalues_whose_dtype_depends_on_the_data_run_in_numpy():
         return np.linalg.eigvals(a)
 
     _both(f, (np.array([[0.0, 1.0], [-1.0, 0.0]]),), (np.array([[2.0, 0.0], [0.0, 1.0]]),), graphs=None)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_overlapping_array_arguments_written_in_place_match_eager(backend):
+    def f(a, b):
+        a += 1
+        return b * 2
+
+    compiled = jit.compile(f, backend=backend)
+    for split in ((slice(0, 4), slice(2, 6)), (slice(0, 3), slice(3, 6)), (slice(0, 4), slice(2, 6))):
+        eager_base, compiled_base = np.arange(6.0), np.arange(6.0)
+        assert_same(f(eager_base[split[0]], eager_base[split[1]]),
+                    compiled(compiled_base[split[0]], compiled_base[split[1]]))
+        assert_same(eager_base, compiled_base)
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_tensor_and_its_array_live_across_a_break_stay_one_memory(backend):
+    def f(x):
+        a = x.numpy()
+        print("between")
+        a += 1
+        return x * 2, a.sum()
+
+    check_against_eager(f, (randn(3),), backend=backend, expected_graphs=None)

@@ -8,7 +8,7 @@ import builtins
 import numpy as np
 import torch
 
-from jitcore.guards import ArrayMatch, GuardTree, TensorMatch, compile_tree
+from jitcore.guards import ArrayMatch, GuardTree, MemoryDisjointMatch, TensorMatch, compile_tree
 from tests.guards.helpers import run
 
 
@@ -47,3 +47,16 @@ def test_failures_name_what_changed():
         False, ["v: dtype changed float64 -> float32"])
     hit, messages = run(ArrayMatch(np.ndarray, np.dtype("float64")), [1.0])
     assert not hit and "expected an exact" in messages[0]
+
+
+def test_memory_disjoint_relation_fails_for_an_array_over_another_inputs_memory():
+
+
+    tree = GuardTree()
+    tree.add((("local", "a"),), ArrayMatch(np.ndarray, np.dtype("float64")), "a")
+    tree.add((("local", "a"), ("from_numpy", 0)), MemoryDisjointMatch([(("local", "b"),)], ["b"]), "a")
+    guard = compile_tree(tree, ["a", "b"], {}, vars(builtins))
+    base = np.arange(6.0)
+    assert guard.check(base[:3], torch.zeros(3), None)
+    assert guard.check(base[:3], torch.from_numpy(base[3:]), None)
+    assert not guard.check(base[:4], torch.from_numpy(base[2:]), None)
