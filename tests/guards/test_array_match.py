@@ -50,8 +50,6 @@ def test_failures_name_what_changed():
 
 
 def test_memory_disjoint_relation_fails_for_an_array_over_another_inputs_memory():
-
-
     tree = GuardTree()
     tree.add((("local", "a"),), ArrayMatch(np.ndarray, np.dtype("float64")), "a")
     tree.add((("local", "a"), ("from_numpy", 0)), MemoryDisjointMatch([(("local", "b"),)], ["b"]), "a")
