@@ -111,8 +111,6 @@ def _attribute(name):
     return read_attribute
 
 
-#: ndarray attributes that are arrays computed from the array: graph nodes
-_ARRAY_ATTRS = frozenset({"T", "real", "imag"})
 #: methods that hand the data to Python, or change the array's shape or type in place: graph breaks
 _DATA_METHODS = frozenset({"item", "tolist", "tobytes", "tofile", "dump", "dumps", "__bool__", "__int__",
                            "__float__", "__index__", "__array__", "__dlpack__"})
@@ -165,8 +163,6 @@ class NdarrayValue(Value):
             return const(self.dtype)
         if name == "itemsize":
             return const(self.dtype.itemsize)
-        if name in _ARRAY_ATTRS:
-            return numpy_call(state, name, numpy_target("attr", name, _attribute(name)), _attribute(name), [self], {})
         if name in _DATA_METHODS:
             return DataMethodValue(self, name)
         private = name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
@@ -175,6 +171,10 @@ class NdarrayValue(Value):
                 raise GraphBreak.raises(AttributeError, f"{self.python_type().__name__!r} object has no "
                                         f"attribute {name!r}")
             raise GraphBreak("numpy", f"ndarray.{name} is not modelled")
+        if not callable(getattr(self.python_type(), name, None)):
+            # a property (a.T, a.real, a.nbytes): an operation like any other, whose kind NumPy's answer gives
+            read = _attribute(name)
+            return numpy_call(state, name, numpy_target("attr", name, read), read, [self], {})
         return ArrayMethodValue(self, name)
 
     def getitem(self, state, key):
