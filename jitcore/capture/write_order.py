@@ -31,7 +31,7 @@ from torch.multiprocessing.reductions import StorageWeakRef
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import ModuleDictSource
 
-__all__ = ["SNAPSHOT_LIMIT", "check_input_write", "check_may_raise", "note_writes"]
+__all__ = ["RAISES_ON_DATA", "SNAPSHOT_LIMIT", "check_input_write", "check_may_raise", "note_writes"]
 
 #: the most elements an entry copies per call to be able to put its inputs back (a KV cache written in place is
 #: not copied on every call: such a graph raises as it comes)
@@ -45,6 +45,11 @@ METADATA_MUTATIONS = frozenset({"resize_", "resize_as_", "set_", "as_strided_", 
 #: words in the names of operations that check tensor data (indices, probabilities) and raise when it is invalid
 _CHECKING_WORDS = ("index", "gather", "scatter", "take", "embedding", "one_hot", "bincount", "multinomial", "put",
                    "cholesky", "_assert")
+
+
+#: ids of graph targets that may raise on tensor data whatever their name says (NumPy operations run on
+#: torch._numpy: indexing, integer division, linalg; values/ndarray.py adds each one it makes and keeps it alive)
+RAISES_ON_DATA: set = set()
 
 
 def _name(target) -> str:
@@ -102,6 +107,8 @@ def _integral_tensor(fake) -> bool:
 def _checks_data(target, fake_args: list, fake_kwargs: dict) -> bool:
     """`target` may raise on the values of its tensor arguments (an index out of range)."""
     name = _name(target)
+    if id(target) in RAISES_ON_DATA:
+        return True
     if target in (operator.getitem, operator.setitem) or name in ("__getitem__", "__setitem__"):
         return any(_integral_tensor(arg) for arg in fake_args[1:2])
     if any(word in name for word in _CHECKING_WORDS):

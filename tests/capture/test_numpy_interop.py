@@ -339,3 +339,20 @@ def test_tensor_and_its_array_live_across_a_break_stay_one_memory(backend):
         return x * 2, a.sum()
 
     check_against_eager(f, (randn(3),), backend=backend, expected_graphs=None)
+
+
+def test_index_out_of_range_after_a_write_that_cannot_be_undone_keeps_side_effects():
+    log = []
+
+    def f(x, a, index):
+        x.mul_(2)  # more elements than the entry copies: the write cannot be put back
+        log.append(1)
+        return a[index]
+
+    with both_doors(f) as doors:
+        for call in (f, *doors):
+            log.clear()
+            x = torch.ones(70000)
+            with pytest.raises(IndexError, match="out of bounds"):
+                call(x, np.arange(3.0), np.array([5]))
+            assert log == [1] and x[0].item() == 2.0

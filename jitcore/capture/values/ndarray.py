@@ -15,6 +15,7 @@ from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 from jitcore.guards import ArrayMatch, TensorMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import ArrayTensorSource
+from jitcore.capture.write_order import RAISES_ON_DATA
 from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.sequence import TupleValue, ListValue
@@ -96,6 +97,7 @@ def numpy_target(what: str, name: str, fn) -> NumpyCall:
     target = _TARGETS.get(key)
     if target is None:
         target = _TARGETS[key] = NumpyCall(fn, name)
+        RAISES_ON_DATA.add(id(target))
     return target
 
 
