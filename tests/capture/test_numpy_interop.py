@@ -356,3 +356,13 @@ def test_index_out_of_range_after_a_write_that_cannot_be_undone_keeps_side_effec
             with pytest.raises(IndexError, match="out of bounds"):
                 call(x, np.arange(3.0), np.array([5]))
             assert log == [1] and x[0].item() == 2.0
+
+
+def test_numpy_scalar_arguments_are_guarded_constants():
+    def f(x, scale, bias):
+        return x * scale + bias, scale * 2
+
+    counting = _both(f, (randn(3), np.float32(0.5), np.int64(2)))
+    compiled = jit.compile(f, backend=counting)
+    assert_same(f(randn(3), np.float64(0.5), np.int64(2)), compiled(randn(3), np.float64(0.5), np.int64(2)))
+    assert_same(f(randn(3), np.float32(0.25), np.int64(2)), compiled(randn(3), np.float32(0.25), np.int64(2)))

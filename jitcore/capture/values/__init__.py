@@ -331,6 +331,9 @@ def _wrap_array(state, value, source):
 
 if np is not None:
     _BY_TYPE[np.ndarray] = _wrap_array
+    # NumPy's scalars are immutable values, guarded like Python's numbers (exact type and value)
+    _BY_TYPE.update(dict.fromkeys({t for t in np.sctypeDict.values() if issubclass(t, (np.number, np.bool_))},
+                                  _wrap_constant))
 _BY_TYPE[set] = _wrap_set
 _BY_TYPE[frozenset] = _wrap_set
 _BY_TYPE[collections.deque] = _wrap_deque
