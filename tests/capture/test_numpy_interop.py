@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import jitcore as jit
+from jitcore.capture.values import ndarray as ndarray_values
 from tests.support import (CountingBackend, assert_same, check_against_eager, check_registered_against_eager,
                            both_doors, randn)
 
@@ -366,3 +367,26 @@ def test_numpy_scalar_arguments_are_guarded_constants():
     compiled = jit.compile(f, backend=counting)
     assert_same(f(randn(3), np.float64(0.5), np.int64(2)), compiled(randn(3), np.float64(0.5), np.int64(2)))
     assert_same(f(randn(3), np.float32(0.25), np.int64(2)), compiled(randn(3), np.float32(0.25), np.int64(2)))
+
+
+def test_in_place_numpy_functions_write_the_array():
+    def f(a):
+        np.copyto(a, 1.5)
+        np.fill_diagonal(a, 5.0)
+        np.put(a, [0, 4], [7.0, -1.0])
+        a.sort(axis=0)
+        return a
+
+    _both(f, (_array(3, 3),))
+
+
+def test_a_write_numpy_makes_and_torch_numpy_would_not_runs_in_numpy(monkeypatch):
+    # NumPy is asked on read-only examples first: where it writes one, the graph must write that array too
+    monkeypatch.setattr(ndarray_values, "_TARGETS", {})
+    monkeypatch.setattr(ndarray_values.tnp, "copyto", lambda dst, src, **kwargs: None)
+
+    def f(a):
+        np.copyto(a, 1.5)
+        return a * 2
+
+    _both(f, (_array(3),), graphs=None)

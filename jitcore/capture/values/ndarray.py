@@ -147,8 +147,9 @@ class NdarrayValue(Value):
         shape, strides = _hints(fake.shape), _hints(fake.stride())
         # the tensor's layout is NumPy's (Note [NumPy in graphs]): so NumPy's views and copies are the real ones
         span = 1 + sum((n - 1) * st for n, st in zip(shape, strides)) if all(shape) else 0
-        buffer = np.zeros(span, dtype=self.dtype)
-        return np.lib.stride_tricks.as_strided(buffer, shape, [st * self.dtype.itemsize for st in strides])
+        buffer = np.zeros(max(span, 1), dtype=self.dtype)
+        # a view whose base is the buffer itself, so its writeable flag can be set back (_ask_numpy)
+        return np.ndarray(shape, self.dtype, buffer=buffer, strides=[st * self.dtype.itemsize for st in strides])
 
     # -- attributes and methods ---------------------------------------------------------------------------
     def getattr(self, state, name):
@@ -265,12 +266,20 @@ def numpy_call(state, name: str, target: NumpyCall, numpy_fn, args: list, kwargs
     arrays: list = []
     examples = [_example(state, value, arrays) for value in args]
     kw_examples = {key: _example(state, value, arrays) for key, value in kwargs.items()}
-    expected = _ask_numpy(name, numpy_fn, examples, kw_examples, arrays)
+    expected, written = _ask_numpy(name, numpy_fn, examples, kw_examples, arrays)
     if not arrays and immutable(expected):
         return const(expected)  # constants only (np.sqrt(2.0), np.float32(1) * 2): NumPy's own answer
+    versions = [_version(value.tensor.fake) for value, _ in arrays]
     result = graph_call(state, "call_function", target, [_graph_arg(state, v) for v in args],
                         {key: _graph_arg(state, v) for key, v in kwargs.items()})
+    for (value, _), before, wrote in zip(arrays, versions, written):
+        if wrote and _version(value.tensor.fake) == before:
+            raise GraphBreak("numpy", f"{name}: NumPy writes an array in place that torch._numpy does not write")
     return _result(state, name, expected, result, arrays)
+
+
+def _version(fake):
+    return None if fake.is_inference() else fake._version
 
 
 #: operations whose (base, exponent) NumPy refuses for integers where an exponent is negative: (name, order)
@@ -296,25 +305,55 @@ def _integer(value) -> bool:
 
 
 def _ask_numpy(name, numpy_fn, examples, kw_examples, arrays):
-    """NumPy's answer on the examples: zeros first, then (where zeros raise: a singular matrix) random values.
-    What is taken from it (kind, dtype, shape, views) does not depend on the values, except for the functions
-    whose result type does (_VALUE_TYPED), which are never traced."""
+    """(NumPy's answer on the examples, for each array whether NumPy wrote it in place). Zeros first, then (where
+    zeros raise: a singular matrix) other values. What is taken from the answer (kind, dtype, shape, views) does
+    not depend on the values, except for the functions whose result type does (_VALUE_TYPED), never traced.
+    The examples are read-only at first: where NumPy writes one, it is asked again on writeable examples of
+    distinct values, compared before and after."""
     error = None
     for attempt in range(2 if arrays else 1):
         if attempt:
             _refill(arrays)
+        _set_writeable(arrays, False)
         try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
-                return numpy_fn(*examples, **kw_examples)
+            return _call_quietly(numpy_fn, examples, kw_examples), [False] * len(arrays)
+        except ValueError as exc:
+            error = exc
+            if "read-only" not in str(exc):
+                continue
         except Exception as exc:
             error = exc
+            continue
+        _set_writeable(arrays, True)
+        _refill(arrays)
+        before = [np.array(example, copy=True) for _, example in arrays]
+        try:
+            expected = _call_quietly(numpy_fn, examples, kw_examples)
+        except Exception as exc:
+            error = exc
+            break
+        changed = [not np.array_equal(old, example, equal_nan=example.dtype.kind in "fc")
+                   for old, (_, example) in zip(before, arrays)]
+        return expected, changed
     # the real data may behave otherwise: NumPy itself runs it
     raise GraphBreak("numpy", f"NumPy's {name} on example arrays raised {type(error).__name__}: {error}")
 
 
+def _call_quietly(numpy_fn, examples, kw_examples):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return numpy_fn(*examples, **kw_examples)
+
+
+def _set_writeable(arrays, flag: bool) -> None:
+    for _, example in arrays:
+        if isinstance(example, np.ndarray):
+            example.flags.writeable = flag
+
+
 def _refill(arrays) -> None:
     rng = np.random.default_rng(0)  # its own generator: the program's np.random stream is never drawn from
+    _set_writeable(arrays, True)
     for _, example in arrays:
         if isinstance(example, np.ndarray) and example.size:
             example[...] = rng.integers(1, 4, example.shape) if example.dtype.kind in "biu" else \
@@ -371,6 +410,9 @@ def immutable(obj) -> bool:
 def _result(state, name, expected, result, arrays):
     """The value for NumPy's answer `expected`, given the graph's result: checked against it (Note [NumPy in
     graphs])."""
+    if expected is None:
+        # run for its effect (a.fill(0), np.copyto): what it wrote was checked against NumPy's writes
+        return const(None)
     for value, example in arrays:
         if expected is example:
             # the input itself (`a += 1`, `np.asarray(a)`, `out=a`): the same array, when the graph wrote that tensor
