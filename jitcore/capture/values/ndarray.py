@@ -37,7 +37,8 @@ __all__ = ["NdarrayValue", "numpy_call", "numpy_target", "immutable", "tensor_as
 # promotion, scalars, views versus copies), so every operation is also run once at capture time by real NumPy on
 # example arrays of the same dtypes and shapes (zeros): NumPy's own answer decides the result's kind (an ndarray,
 # a NumPy scalar such as np.float64, the very input array as `a += 1` and `np.asarray(a)` return, a tuple of
-# them), dtype and shape, and whether it shares memory with an input. Where torch._numpy's result differs in
+# them), dtype and shape, whether it shares memory with an input, and (asked first on read-only examples) which
+# input arrays it writes in place, which the graph must write too. Where torch._numpy's result differs in
 # dtype or shape, or shares memory where NumPy's does not share it, or NumPy's answer is of a kind not modelled
 # (a Python number read from the data), the operation is a graph break: it runs in NumPy itself. Where NumPy
 # makes a copy and torch._numpy a view, the node's result is copied. Only what a result's kind and metadata
