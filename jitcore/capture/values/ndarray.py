@@ -44,8 +44,7 @@ __all__ = ["NdarrayValue", "numpy_call", "numpy_target", "immutable", "tensor_as
 # makes a copy and torch._numpy a view, the node's result is copied. Only what a result's kind and metadata
 # depend on is taken from the examples; the data is always computed by the graph. Operations on constants alone
 # whose result is immutable (np.sqrt(2.0), np.float32(0.5), np.finfo) are folded with real NumPy. np.random is
-# never traced (torch.compile does not trace it either): a call to it breaks, so the generator's stream is
-# NumPy's own. At the exit an ndarray becomes `tensor.numpy()` again (a NumPy scalar: `tensor.numpy()[()]`).
+# never traced: a call to it breaks, so the generator's stream stays NumPy's own. At the exit an ndarray becomes `tensor.numpy()` again (a NumPy scalar: `tensor.numpy()[()]`).
 
 
 class NumpyCall:
