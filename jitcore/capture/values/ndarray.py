@@ -55,19 +55,26 @@ class NumpyCall:
         self.fn = fn
         self.__name__ = f"numpy_{name}"
         self.__qualname__ = self.__name__
+        #: true division of integers makes torch's default float (float32); NumPy's is float64, so the integer
+        #: operands are made float64 first (never by switching torch's default dtype: it is process-wide)
+        self.divides = name in _DIVISIONS
 
     def __call__(self, *args, **kwargs):
-        # torch's default dtype decides what some torch._numpy operations make of integers (true division):
-        # NumPy's is float64, as torch._numpy's own defaults are
-        previous = torch.get_default_dtype()
-        torch.set_default_dtype(torch.float64)
-        try:
-            return _from_tnp(self.fn(*_to_tnp(args), **_to_tnp(kwargs)))
-        finally:
-            torch.set_default_dtype(previous)
+        if self.divides:
+            args = tuple(_float64(arg) for arg in args)
+        return _from_tnp(self.fn(*_to_tnp(args), **_to_tnp(kwargs)))
 
     def __repr__(self):
         return f"<NumPy {self.__name__.removeprefix('numpy_')} on torch._numpy>"
+
+
+_DIVISIONS = frozenset({"truediv", "numpy.true_divide", "numpy.divide"})
+
+
+def _float64(arg):
+    if isinstance(arg, torch.Tensor) and not (arg.is_floating_point() or arg.is_complex()):
+        return arg.to(torch.float64)
+    return arg
 
 
 def _to_tnp(obj):
