@@ -390,3 +390,14 @@ def test_a_write_numpy_makes_and_torch_numpy_would_not_runs_in_numpy(monkeypatch
         return a * 2
 
     _both(f, (_array(3),), graphs=None)
+
+
+def test_arrays_of_changing_sizes_share_one_dynamic_entry():
+    def f(a):
+        return (a * 2).sum(axis=0), a.shape, a.T.copy().reshape(-1)
+
+    counting = CountingBackend()
+    compiled = jit.compile(f, backend=counting)
+    for rows in (2, 4, 5, 7):
+        assert_same(f(_array(rows, 3)), compiled(_array(rows, 3)))
+    assert counting.graph_count == 2

@@ -17,7 +17,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import ArrayTensorSource
 from jitcore.capture.write_order import RAISES_ON_DATA
 from jitcore.capture.values.base import Value, NOT_CONSTANT
-from jitcore.capture.values.constant import const
+from jitcore.capture.values.constant import ConstantValue, const
 from jitcore.capture.values.sequence import TupleValue, ListValue
 from jitcore.capture.values.tensor import TensorValue, graph_call
 
@@ -163,8 +163,9 @@ class NdarrayValue(Value):
         if name == "shape":
             # a plain tuple (NumPy's), of the tensor's sizes (constants, or symbolic where the dims are dynamic)
             shape = self.tensor.getattr(state, "shape")
-            c = shape.constant()
-            return const(tuple(c)) if c is not NOT_CONSTANT else TupleValue(list(shape.sequence_items()))
+            if isinstance(shape, ConstantValue):
+                return const(tuple(shape.constant()))
+            return TupleValue(list(shape.sequence_items()))  # (asking constant() would specialise the sizes)
         if name == "ndim":
             return self.tensor.getattr(state, name)
         if name == "size":
