@@ -15,15 +15,20 @@ import threading
 import torch
 import torch.fx
 from torch._subclasses.fake_tensor import FakeTensorMode, DataDependentOutputException, DynamicOutputShapeException
-from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv, compute_unbacked_bindings
+import sympy
+from torch.fx.experimental.symbolic_shapes import (GuardOnDataDependentSymNode, ShapeEnv, compute_unbacked_bindings,
+                                                   free_symbols)
 from torch._dispatch.python import enable_python_dispatcher
 
 from jitcore.guards.arrays import memory_range, overlaps
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture import shapes
-from jitcore.capture.sources import ArrayTensorSource
+from jitcore.capture.sources import ArrayTensorSource, TensorSizeSource
 
-__all__ = ["GraphBuilder", "fx_args", "fake_args", "is_symbolic", "quiet_fake_failures"]
+__all__ = ["GraphBuilder", "SIZE_SOURCE", "fx_args", "fake_args", "is_symbolic", "quiet_fake_failures"]
+
+#: meta key of a SymInt placeholder: its TensorSizeSource (a size the graph returns is reloaded from it)
+SIZE_SOURCE = "jitcore_size_source"
 
 _DATA_DEPENDENT = (DataDependentOutputException, DynamicOutputShapeException)
 
@@ -63,6 +68,8 @@ class GraphBuilder:
         self.has_array_inputs = False
         #: source -> TensorValue of the placeholder (insertion order = graph input order)
         self.inputs: dict = {}
+        #: symbol of a dynamic input dim -> its SymInt placeholder (Note [SymInt inputs])
+        self.symbol_inputs: dict = {}
         self.node_count = 0
         #: user location of the instruction being traced, stored on each node for reports
         self.current_location: str = ""
@@ -93,6 +100,7 @@ class GraphBuilder:
                 context = shapes.symbolic_context(real, dims)
                 fake = self.fake_mode.from_tensor(real, static_shapes=False, source=token, symbolic_context=context)
                 self.shape_inputs.append(shapes.ShapeInput(source, token, fake, context, real))
+                self._bind_symbols(source, fake)
         except AssertionError:
             # a view read for the first time after the graph wrote its base through another view (`vb.copy_(t)`
             # gives the base autograd history): the fake base is already past that write, the real view is not.
@@ -118,6 +126,24 @@ class GraphBuilder:
         node.meta["memory"] = (memory, storage)
         return node, fake
 
+    def _bind_symbols(self, source, fake) -> None:
+        """A SymInt placeholder for each new symbol among `fake`'s sizes, before the tensor's own placeholder."""
+        for dim, size in enumerate(fake.size()):
+            if isinstance(size, torch.SymInt) and isinstance(size.node.expr, sympy.Symbol) \
+                    and size.node.expr not in self.symbol_inputs:
+                size_source = TensorSizeSource(source, dim)
+                node = self._placeholder(size_source, size, name=str(size.node.expr))
+                node.type = torch.SymInt
+                node.meta[SIZE_SOURCE] = size_source
+                self.symbol_inputs[size.node.expr] = node
+                self.inputs[size_source] = SymbolInput(node, size)
+
+    def symbol_node(self, size):
+        """The placeholder that carries `size` when it is one input dim's symbol (after what tracing learnt:
+        a symbol replaced by an equal one reads that one's input), else None."""
+        expr = size.node.expr
+        return self.symbol_inputs.get(expr) if isinstance(expr, sympy.Symbol) else None
+
     def shape_token(self):
         """The name the ShapeEnv gives the next input it learns about."""
         return shapes.token(len(self.shape_inputs))
@@ -131,9 +157,9 @@ class GraphBuilder:
         """The guards on symbolic sizes (shapes.finish_shapes); None when the capture had none."""
         return shapes.finish_shapes(self.shape_env, self.shape_inputs)
 
-    def _placeholder(self, source, example):
+    def _placeholder(self, source, example, name=None):
         """A placeholder after the existing ones (graph inputs keep the order they were read in)."""
-        name = _placeholder_name(source.user_name, len(self.inputs))
+        name = name or _placeholder_name(source.user_name, len(self.inputs))
         first = self._first_non_placeholder()
         if first is None:
             node = self.graph.placeholder(name)
@@ -229,12 +255,56 @@ class GraphBuilder:
         self.graph.output(tuple(nodes))
 
     def prune_inputs(self, needed: set) -> None:
-        """Drop placeholders no node uses and no output returns, so the graph takes only what it reads."""
+        """Drop placeholders no node uses and no output returns, so the graph takes only what it reads. An unused
+        SymInt placeholder stays while a tensor input kept has its symbol among its sizes (Note [SymInt inputs])."""
+        unused_symbols = []
         for source, value in list(self.inputs.items()):
             node = value.node
-            if not node.users and node not in needed:
-                self.graph.erase_node(node)
-                del self.inputs[source]
+            if node.users or node in needed:
+                continue
+            if isinstance(value, SymbolInput):
+                unused_symbols.append((source, value))
+                continue
+            self.graph.erase_node(node)
+            del self.inputs[source]
+        if not unused_symbols:
+            return
+        in_sizes, bound = set(), set()
+        for value in self.inputs.values():
+            if isinstance(value, SymbolInput):
+                if value.node.users:
+                    bound.add(value.fake.node.expr)
+            elif isinstance(value.fake, torch.Tensor):
+                in_sizes |= free_symbols(value.fake)
+        in_sizes -= bound
+        for source, value in unused_symbols:
+            expr = value.fake.node.expr
+            if isinstance(expr, sympy.Symbol) and expr in in_sizes:
+                in_sizes.discard(expr)  # one placeholder per symbol
+                continue
+            self.graph.erase_node(value.node)
+            del self.inputs[source]
+
+
+class SymbolInput:
+    """A SymInt placeholder: the size of an input tensor's dynamic dim (its source a TensorSizeSource)."""
+
+    __slots__ = ("node", "fake")
+
+    def __init__(self, node, fake):
+        self.node = node
+        self.fake = fake
+
+
+# Note [SymInt inputs]
+# A dynamic dim's symbol reaches the graph as torch.compile's graphs hand it: a placeholder of its own
+# (`s50: Sym(s50)`, example value the SymInt) just before the first tensor input that has it among its sizes,
+# filled per call by the entry with `x.size(d)` (sources.TensorSizeSource). A size read in Python
+# (`x.shape[0]`) whose expression is such a symbol is that placeholder; anything else (`x.numel()`, a stride, a
+# symbol of a tensor made inside the graph) is still computed in the graph (`aten.sym_size.int`, `sym_numel`).
+# Placeholders no node uses are kept while a kept tensor input carries the symbol (one per symbol), so every
+# backend sees the same inputs for the same program as under torch.compile; AOTAutograd and Inductor then read
+# the size from the SymInt input instead of calling `.size()` inside the compiled code.
 
 
 #: constants FX writes as code that rebuilds them (their repr, or a global FX's code has)

@@ -15,7 +15,7 @@ from jitcore.guards.tree import Held
 __all__ = ["Source", "LocalSource", "GlobalSource", "ModuleGlobalSource", "BuiltinSource", "CellSource",
            "CellObjectSource",
            "AttrSource", "ItemSource", "ModuleDictSource", "IteratorRestSource",
-           "ListIteratorStateSource", "HeldSource", "ArrayTensorSource"]
+           "ListIteratorStateSource", "HeldSource", "ArrayTensorSource", "TensorSizeSource"]
 
 
 class Source:
@@ -271,3 +271,22 @@ class ArrayTensorSource(Source):
 
     def emit(self, codegen):
         return f"{codegen.constant_object(array_tensor, 'from_numpy')}({self.base.emit(codegen)})"
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class TensorSizeSource(Source):
+    """Size `dim` of the tensor at `base`: a graph's SymInt input (the symbol of that dynamic dim), read per call
+    with `x.size(dim)` as torch.compile's graphs receive it."""
+    base: Source
+    dim: int
+
+    @property
+    def path(self):
+        return self.base.path + (("size", self.dim),)
+
+    @property
+    def user_name(self):
+        return f"{self.base.user_name}.shape[{self.dim}]"
+
+    def emit(self, codegen):
+        return f"{self.base.emit(codegen)}.size({self.dim})"

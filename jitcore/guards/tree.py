@@ -34,9 +34,10 @@ __all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "Held", "GuardTree", "count
 #   ("rest", 0)        the items an iterator has not produced yet, as a tuple, read without advancing it
 #                      (guards/iterators.remaining_items: a loop's iterator handed to a resume function)
 #   ("iterstate", part) a list iterator's list ("seq") or position ("pos") (guards/iterators.list_iterator_state)
+#   ("size", dim)      obj.size(dim): a tensor's size, handed to a graph as a SymInt input
 #   ("from_numpy", 0)  the tensor sharing a NumPy array's memory (guards/arrays.array_tensor), checked like a tensor
 ROOT_STEPS = frozenset({"local", "global", "builtin", "cell", "cellobj", "module", "held"})
-CHILD_STEPS = frozenset({"attr", "item", "dictitem", "rest", "iterstate", "from_numpy"})
+CHILD_STEPS = frozenset({"attr", "item", "dictitem", "rest", "iterstate", "from_numpy", "size"})
 
 _dict_getitem = dict.__getitem__
 
@@ -75,6 +76,8 @@ def read_step(base: object, step: tuple) -> object:
         return list_iterator_state(base, key)
     if kind == "from_numpy":
         return array_tensor(base)
+    if kind == "size":
+        return base.size(key)
     raise ValueError(f"unknown child step {step!r}")
 
 
@@ -87,7 +90,7 @@ def default_user_name(path: tuple) -> str:
             "cellobj": f"cell object {key}", "module": str(key), "held": repr(key)}[kind]
     for kind, key in path[1:]:
         name += f".{key}" if kind == "attr" else f"({kind})" if kind in ("rest", "from_numpy") else f"({key})" if kind == "iterstate" \
-            else f"[{key!r}]"
+            else f".size({key})" if kind == "size" else f"[{key!r}]"
     return name
 
 
@@ -105,8 +108,8 @@ def _validate_path(path: tuple) -> None:
         kind, key = step
         if kind == "held" and type(key) is not Held:
             raise ValueError(f"a held step needs a Held key, got {step!r} in {path!r}")
-        if kind in ("cell", "cellobj") and (type(key) is not int or key < 0):
-            raise ValueError(f"a cell step needs an index >= 0, got {step!r} in {path!r}")
+        if kind in ("cell", "cellobj", "size") and (type(key) is not int or key < 0):
+            raise ValueError(f"a {kind} step needs an index >= 0, got {step!r} in {path!r}")
         if kind in ("local", "global", "builtin", "attr", "module") and type(key) is not str:
             raise ValueError(f"a {kind} step needs a name (str), got {step!r} in {path!r}")
         hash(key)  # an unhashable key raises TypeError here, naming the key

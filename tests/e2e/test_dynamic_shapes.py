@@ -100,7 +100,8 @@ def test_dynamic_true_keeps_parameters_static():
     params = [v for name, v in fakes.items() if "weight" in name or "bias" in name]
     assert len(params) == 2 and all(all(type(s) is int for s in v.shape) for v in params)
     inputs = [v for name, v in fakes.items() if "weight" not in name and "bias" not in name]
-    assert len(inputs) == 1 and isinstance(inputs[0].shape[0], torch.SymInt)
+    assert len(inputs) == 2 and isinstance(inputs[1].shape[0], torch.SymInt)
+    assert inputs[0].node.expr == inputs[1].shape[0].node.expr  # its batch size comes first, as a SymInt input
 
 
 def test_dynamic_false_compiles_one_graph_per_size():

@@ -14,6 +14,7 @@ from torch.fx.experimental.symbolic_shapes import DimDynamic, guard_int
 
 from jitcore.guards import EqualsMatch, IntPredicateMatch
 from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.graph import SIZE_SOURCE
 from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.constant import const
 
@@ -299,6 +300,8 @@ class SizeValue(SymIntValue):
     def reconstruct(self, codegen):
         if self._constant is not None:
             return codegen.constant(self._constant)
+        if self.node.op == "placeholder":
+            return self.node.meta[SIZE_SOURCE].emit(codegen)  # an input dim's SymInt: read again from the tensor
         return codegen.tensor_output(self)  # the graph computes it and returns it
 
     def __repr__(self):

@@ -159,8 +159,13 @@ def metadata_value(state, tensor, value, what: str, method: str, args: tuple):
             return const(SizeValue(value, state.ctx, None).constant())
         op_args = (args[0] % max(tensor.fake.dim(), 1),) if takes_dim else ()
         graph = state.graph
-        return SizeValue(value, state.ctx,
-                         lambda: graph.create_node("call_function", op, (tensor.node, *op_args), {}, value))
+
+        def make():
+            # the input's SymInt placeholder where the size is one (Note [SymInt inputs] in capture/graph.py)
+            bound = graph.symbol_node(value)
+            return bound if bound is not None else graph.create_node("call_function", op, (tensor.node, *op_args),
+                                                                     {}, value)
+        return SizeValue(value, state.ctx, make)
     if isinstance(value, torch.SymBool):
         return const(SizeBoolValue(value).constant())
     if isinstance(value, (torch.SymFloat,)):
