@@ -57,16 +57,37 @@ def _original(fn):
     return fn
 
 
+def _user_cache(given, fn):
+    """The cache the user's own calls of `fn` went through: a jit.compile copy's, or a registered function's
+    (jit.register: the cache of its original code); None when it has not run compiled."""
+    cache = getattr(given, "_jitcore_cache", None)
+    if cache is not None:
+        return cache
+    # a compiled copy's cache answers calls of that copy only (its dispatcher's `original`): not fn's own calls
+    found = [cache for cache in list(ALL_CACHES) if cache.code is fn.__code__ and cache.dispatcher.original is None
+             and not is_explain_cache(cache)]
+    return max(found, key=lambda cache: len(cache.entries), default=None)
+
+
 def explain_call(fn, args: tuple, kwargs: dict) -> ExplainReport:
-    """Run fn(*args, **kwargs) once through a fresh compiled copy (eager backend) and report what happened."""
-    fn = _original(fn)
+    """Run fn(*args, **kwargs) once through a fresh compiled copy (eager backend) and report what happened.
+
+    The copy compiles as the user's own calls would now: with their `dynamic` setting and the dims (and numbers)
+    their recompiles made dynamic, so the graph shown is the one a call like this gets, and says why each dim is
+    dynamic."""
+    given, fn = fn, _original(fn)
     try:
         inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as exc:
         raise InvalidArgumentError(f"explain(): these arguments do not fit {fn.__qualname__}: {exc}") from None
     recorder = _RecordingBackend()
-    options = Options(recorder, "eager", cache_limit=config.cache_limit)
-    return _run_recorded(fn, compiled_function(fn, options), recorder, options, args, kwargs)
+    user = _user_cache(given, fn)
+    options = Options(recorder, "eager", cache_limit=config.cache_limit,
+                      dynamic=user.options.dynamic if user is not None else None)
+    copy = compiled_function(fn, options)
+    if user is not None:
+        copy._jitcore_cache.policy.adopt(user.policy)
+    return _run_recorded(fn, copy, recorder, options, args, kwargs)
 
 
 def explain_wrapper_call(module, args: tuple, kwargs: dict) -> ExplainReport:

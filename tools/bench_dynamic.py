@@ -10,8 +10,8 @@ lengths 16-128, and a torchvision ResNet-18 over image sizes 32-64. Columns: gra
 sweep, the sweep's total wall time (every call, so every compile), and the steady time per call at the last shape
 (median of 20 calls), for each. Every call is checked against eager.
 
-Run: `.venv/bin/python tools/bench_dynamic.py [--backend eager] [--device cpu] [--only bert,gpt2]`; on a GPU
-machine `--backend inductor --device cuda`.
+Run: `.venv/bin/python tools/bench_dynamic.py [--backend eager] [--device cpu] [--only bert,gpt2] [--threads 1]`;
+on a GPU machine `--backend inductor --device cuda`.
 """
 from __future__ import annotations
 
@@ -161,7 +161,11 @@ def main() -> None:
     parser.add_argument("--backend", default="eager")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--only", default="", help="comma-separated words; rows whose name holds one of them")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="torch.set_num_threads (CPU); 1 keeps steady times comparable on a shared machine")
     options = parser.parse_args()
+    if options.threads:
+        torch.set_num_threads(options.threads)
     tolerance = 1e-4 if options.backend == "eager" else 2e-3
     rows = []
     for name, make in CASES.items():
@@ -183,7 +187,8 @@ def main() -> None:
         jit_time = _sweep(jit_compiled, fn, calls, tolerance)
         jit_steady = _steady(jit_compiled, calls[-1], options.device)
         rows.append((name, len(calls), counter.graphs, torch_graphs, jit_time, torch_time, jit_steady, torch_steady))
-    print(f"backend={options.backend} device={options.device} torch={torch.__version__}")
+    print(f"backend={options.backend} device={options.device} threads={torch.get_num_threads()} "
+          f"torch={torch.__version__}")
     print("| program | calls | jitcore graphs | torch.compile graphs | jitcore sweep s | torch.compile sweep s "
           "| sweep ratio | jitcore steady µs | torch.compile steady µs | steady ratio |")
     print("|---|---|---|---|---|---|---|---|---|---|")

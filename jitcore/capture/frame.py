@@ -22,6 +22,7 @@ from jitcore.capture.graph import quiet_fake_failures
 from jitcore.capture.context import CaptureContext
 from jitcore.capture.continuation import Continuation, continuation_at
 from jitcore.capture.interpreter import FrameState, StopCapture
+from jitcore.capture.shapes import DYNAMIC_DIMS
 from jitcore.capture.sources import ArrayTensorSource, ModuleDictSource
 from jitcore.capture.values.base import Value
 from jitcore.capture.values.symint import SymIntValue
@@ -120,6 +121,8 @@ def _attempt(code, fn_globals, closure, args, fn_name, start, paths, shape_choic
     if graph.node_count:
         graph.output([tv.node for tv in outputs])
         gm = torch.fx.GraphModule(graph.root, graph.graph)
+        if graph.dynamic_dims:
+            gm.meta[DYNAMIC_DIMS] = graph.describe_dynamic_dims()
         by_node = {value.node: (source, value) for source, value in graph.inputs.items()}
         for node in graph.graph.nodes:
             if node.op == "placeholder":

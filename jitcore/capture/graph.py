@@ -70,6 +70,8 @@ class GraphBuilder:
         self.inputs: dict = {}
         #: symbol of a dynamic input dim -> its SymInt placeholder (Note [SymInt inputs])
         self.symbol_inputs: dict = {}
+        #: (source, dim, SymInt, why) of every dynamic input dim, for reports (`describe_dynamic_dims`)
+        self.dynamic_dims: list = []
         self.node_count = 0
         #: user location of the instruction being traced, stored on each node for reports
         self.current_location: str = ""
@@ -101,6 +103,9 @@ class GraphBuilder:
                 fake = self.fake_mode.from_tensor(real, static_shapes=False, source=token, symbolic_context=context)
                 self.shape_inputs.append(shapes.ShapeInput(source, token, fake, context, real))
                 self._bind_symbols(source, fake)
+                self.dynamic_dims += [(source, dim, fake.size(dim), shapes.why_dynamic(self.shape_choice, source,
+                                                                                        real, dim))
+                                      for dim, kind in enumerate(dims) if kind is shapes.DimDynamic.DYNAMIC]
         except AssertionError:
             # a view read for the first time after the graph wrote its base through another view (`vb.copy_(t)`
             # gives the base autograd history): the fake base is already past that write, the real view is not.
@@ -143,6 +148,25 @@ class GraphBuilder:
         a symbol replaced by an equal one reads that one's input), else None."""
         expr = size.node.expr
         return self.symbol_inputs.get(expr) if isinstance(expr, sympy.Symbol) else None
+
+    def describe_dynamic_dims(self) -> list[str]:
+        """`x.shape[0] = s50: jit.mark_dynamic` for each dynamic dim of an input the graph takes, in the user's
+        names; a dim tracing made a constant says so."""
+        lines = []
+        for source, dim, size, why in self.dynamic_dims:
+            if source not in self.inputs and TensorSizeSource(source, dim) not in self.inputs:
+                continue
+            if not isinstance(size, torch.SymInt):
+                lines.append(f"{source.user_name}.shape[{dim}] = {size}: asked dynamic ({why}), but sizes 0 and 1 "
+                             f"are always specialised (broadcasting)")
+                continue
+            expr = size.node.expr
+            if isinstance(expr, sympy.Integer):
+                lines.append(f"{source.user_name}.shape[{dim}] = {int(expr)}: asked dynamic ({why}), made a "
+                             f"constant while tracing")
+            else:
+                lines.append(f"{source.user_name}.shape[{dim}] = {expr}: {why}")
+        return lines
 
     def shape_token(self):
         """The name the ShapeEnv gives the next input it learns about."""
@@ -276,6 +300,8 @@ class GraphBuilder:
                     bound.add(value.fake.node.expr)
             elif isinstance(value.fake, torch.Tensor):
                 in_sizes |= free_symbols(value.fake)
+        # a symbol another SymInt input already carries (tracing proved two dims equal) needs no second one: as
+        # torch.compile's graphs, whose duck-shaped symbols share one input from the start
         in_sizes -= bound
         for source, value in unused_symbols:
             expr = value.fake.node.expr

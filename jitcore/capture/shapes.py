@@ -26,8 +26,11 @@ from torch.utils._sympy.value_ranges import ValueRanges
 from jitcore.guards import GlobalStateMatch, GuardTree, ShapeRelationMatch, TensorMatch
 from jitcore.guards.relations import TOKEN
 
-__all__ = ["ShapeChoice", "ShapeToken", "Relation", "dims_for", "symbolic_context", "finish_shapes",
+__all__ = ["DYNAMIC_DIMS", "ShapeChoice", "ShapeToken", "Relation", "dims_for", "why_dynamic", "symbolic_context", "finish_shapes",
            "is_module_state"]
+
+#: the GraphModule meta key of its dynamic dims in the user's names (`x.shape[0] = s50: jit.mark_dynamic`)
+DYNAMIC_DIMS = "jitcore_dynamic_dims"
 
 #: attribute names torch._dynamo uses for its marks (jit.mark_dynamic writes the same, so both work)
 DYNAMIC_INDICES = "_dynamo_dynamic_indices"
@@ -43,6 +46,8 @@ class ShapeChoice:
     mode: object = None
     #: (guard path, dim) of input dims that varied between calls (automatic dynamic)
     varied: frozenset = frozenset()
+    #: ((guard path, dim), why) for varied dims, for reports: "changed 4 -> 7 at a recompile"
+    reasons: tuple = ()
 
 
 class _TokenName(str):
@@ -130,6 +135,22 @@ def dims_for(choice: ShapeChoice, source, real: torch.Tensor) -> list | None:
     if all(d is DimDynamic.STATIC for d in dims):
         return None
     return dims
+
+
+def why_dynamic(choice: ShapeChoice, source, real: torch.Tensor, dim: int) -> str:
+    """Why `dims_for` made `dim` of this input dynamic, in the user's terms (explain() shows it)."""
+    if dim in set(getattr(real, DYNAMIC_INDICES, ())):
+        ranges = {r.dim: r for r in getattr(real, DYNAMIC_RANGE, ())}
+        bounds = ranges.get(dim)
+        limits = [f"{name}={value}" for name, value in (("min", getattr(bounds, "min", None)),
+                                                          ("max", getattr(bounds, "max", None))) if value is not None]
+        return f"jit.mark_dynamic({', '.join(limits)})" if limits else "jit.mark_dynamic"
+    if dim in set(getattr(real, WEAK_DYNAMIC_INDICES, ())):
+        return "jit.maybe_mark_dynamic"
+    if choice.mode is True:
+        return "dynamic=True"
+    why = dict(choice.reasons).get((source.path, dim))
+    return f"automatic dynamic: {why}" if why else "automatic dynamic: its size varied between calls"
 
 
 def symbolic_context(real: torch.Tensor, dims: list) -> StatelessSymbolicContext:

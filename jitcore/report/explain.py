@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from jitcore.capture.shapes import DYNAMIC_DIMS
 from jitcore.report import html
 from jitcore.report.describe import (Frame, break_location, frame_of, graph_code, hint_for, readable, reason_of,
                                      short_path, snippet)
@@ -51,6 +52,12 @@ class GraphInfo(_Rendered):
     @property
     def readable_code(self) -> str:
         return graph_code(self.gm, self.frame.filename, self.frame)
+
+    @property
+    def dynamic_dims(self) -> list:
+        """`x.shape[0] = s50: automatic dynamic: changed 4 -> 7 at a recompile` for each dynamic input dim: its
+        symbol in the code and why it is dynamic (dynamic=True, jit.mark_dynamic, jit.maybe_mark_dynamic, ...)."""
+        return list(getattr(self.gm, "meta", {}).get(DYNAMIC_DIMS, ()))
 
     def __getattr__(self, name):
         if name.startswith("__") or name == "gm":

@@ -79,7 +79,9 @@ def graph_section(graph, open_: bool = False) -> str:
     return (f'<details class="graph"{" open" if open_ else ""}><summary><h3>graph {graph.index}</h3> '
             f"{escape(graph.frame.label)} · {ops} "
             f'<span class="dim">{escape(graph.frame.where)}</span></summary>\n'
-            f"<pre>{escape(graph.readable_code)}</pre></details>")
+            + ("<dl>" + "".join(f"<dt>dynamic</dt><dd>{escape(line)}</dd>" for line in graph.dynamic_dims)
+               + "</dl>\n" if graph.dynamic_dims else "")
+            + f"<pre>{escape(graph.readable_code)}</pre></details>")
 
 
 def break_section(brk, index: int, open_: bool = True) -> str:

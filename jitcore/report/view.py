@@ -61,8 +61,9 @@ def report_block(report) -> Group:
 
 def graph_block(graph) -> Group:
     ops = f"{graph.op_count} op{'s' if graph.op_count != 1 else ''}"
+    rows = [("at", graph.frame.where)] + [("dynamic", line) for line in graph.dynamic_dims]
     return Group(header(f"graph {graph.index}", f"{graph.frame.label} · {ops}", "green"),
-                 Rows([("at", graph.frame.where)]),
+                 Rows(rows),
                  CodeBlock(graph.readable_code))
 
 

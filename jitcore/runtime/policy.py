@@ -67,7 +67,7 @@ class RecompilePolicy:
         self.shape_mode = options.dynamic
         #: (guard path, dim) of tensor dims whose size changed between calls: symbolic from now on
         self.varied_dims: frozenset = frozenset()
-        #: why each varied dim is dynamic, for reports: (path, dim) -> message
+        #: why each varied dim is dynamic, for reports (explain): (path, dim) -> "changed 4 -> 7 at a recompile"
         self.dim_reasons: dict = {}
         #: guard paths of modules and functions whose identity changed between calls: captured by structure
         self.structural_paths: frozenset = frozenset()
@@ -88,7 +88,9 @@ class RecompilePolicy:
         return True
 
     def dynamic(self) -> Dynamic:
-        return Dynamic(self.dynamic_paths, ShapeChoice(self.shape_mode, self.varied_dims), self.structural_paths)
+        reasons = tuple((key, why) for key, why in self.dim_reasons.items() if key in self.varied_dims)
+        return Dynamic(self.dynamic_paths, ShapeChoice(self.shape_mode, self.varied_dims, reasons),
+                       self.structural_paths)
 
     def inherit(self, dynamic_locals: dict, structural_names=()) -> None:
         """A resume function's policy takes over what the frame that broke into it had made dynamic: tensor dims
@@ -106,6 +108,16 @@ class RecompilePolicy:
                     self.dynamic_paths = self.dynamic_paths | {path}
             else:
                 self.varied_dims = self.varied_dims | {(path, d) for d in dims}
+                for d in dims:
+                    self.dim_reasons.setdefault((path, d), "dynamic in the frame whose graph break handed it over")
+
+    def adopt(self, other: "RecompilePolicy") -> None:
+        """Start from what `other` learnt (dims and numbers made dynamic, and why): explain()'s copy of a function
+        compiles what the user's own calls compile now."""
+        self.varied_dims = other.varied_dims
+        self.dim_reasons = dict(other.dim_reasons)
+        self.dynamic_paths, self.float_paths = other.dynamic_paths, other.float_paths
+        self.static_floats = other.static_floats
 
     def note_shapes(self, captured, shapes) -> None:
         """A capture's shape guards were made; a dim marked dynamic that tracing made a constant is reported."""
@@ -187,9 +199,8 @@ class RecompilePolicy:
                 for dim, (want, got) in enumerate(zip(check.sizes, value.size())):
                     if want is not None and want != got and (path, dim) not in varied:
                         varied.add((path, dim))
-                        why = f"{user_name}.shape[{dim}] changed {want} -> {got}: now dynamic"
-                        self.dim_reasons[(path, dim)] = why
-                        learnt.append(why)
+                        self.dim_reasons[(path, dim)] = f"changed {want} -> {got} at a recompile"
+                        learnt.append(f"{user_name}.shape[{dim}] changed {want} -> {got}: now dynamic")
         self.varied_dims = frozenset(varied)
         return learnt
 
