@@ -133,7 +133,7 @@ class GuardNode:
     Invariant: no two checks on a node are equal.
     """
 
-    __slots__ = ("step", "path", "parent", "user_name", "checks", "children")
+    __slots__ = ("step", "path", "parent", "user_name", "checks", "children", "_seen")
 
     def __init__(self, step: tuple | None, parent: GuardNode | None) -> None:
         self.step = step
@@ -142,6 +142,9 @@ class GuardNode:
         self.user_name: str | None = None
         self.checks: list[tuple[Check, str, int]] = []
         self.children: dict[tuple, GuardNode] = {}
+        #: the checks already on this node, for the no-duplicates invariant in constant time (the root holds one
+        #: check per class-dict entry a Hugging Face model reads: ~1,000, compared pairwise they cost seconds)
+        self._seen: set = set()
 
     def walk(self) -> Iterator[GuardNode]:
         """This node and every descendant, depth first, children in insertion order."""
@@ -204,8 +207,13 @@ class GuardTree:
 
     def _add_check(self, node: GuardNode, check: Check, user_name: str) -> bool:
         _validate_check(check)
-        if any(check == existing for existing, _, _ in node.checks):
-            return False
+        try:
+            if check in node._seen:
+                return False
+            node._seen.add(check)
+        except TypeError:  # a check whose key does not hash: compared with each one
+            if any(check == existing for existing, _, _ in node.checks):
+                return False
         if node.user_name is None:
             node.user_name = user_name
         node.checks.append((check, user_name, self._count))
