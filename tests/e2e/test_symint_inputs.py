@@ -166,3 +166,21 @@ def test_training_with_sizes_in_the_graph_has_eager_gradients(backend):
                if any(isinstance(node.meta.get("example_value"), torch.SymInt)
                       for node in gm.graph.nodes if node.op == "placeholder")]
     assert dynamic  # the forward graph after the batch changed takes the batch size as a SymInt input
+
+
+def _specialised_after_use(x):
+    n = x.shape[0]
+    y = x.view(n, -1) * 2
+    for i in range(n):  # the count specialises n after the view used its SymInt input
+        y = y + i
+    return y, n
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_a_symint_input_specialised_after_a_node_used_it_stays_correct(backend):
+    compiled = jit.compile(_specialised_after_use, backend=backend, dynamic=True)
+    for batch in (3, 4, 3):
+        x = torch.randn(batch, 2, 2)
+        got, want = compiled(x), _specialised_after_use(x)
+        torch.testing.assert_close(got[0], want[0])
+        assert got[1] == want[1]
