@@ -168,8 +168,8 @@ def compile_tree(tree: GuardTree, params: list[str], globals_dict: dict, builtin
 
 def _schedule(tree: GuardTree) -> list[tuple[GuardNode, Check, str]]:
     """The order checks run in: the checks on the frame's arguments and on torch's global state first, then the
-    rest, each part cheapest first (ties in insertion order), except that a node's value is read only after every
-    check on its parent has passed (a read on a wrong type may raise or run user code).
+    other root checks, then the rest, each part cheapest first (ties in insertion order), except that a node's value
+    is read only after every check on its parent has passed (a read on a wrong type may raise or run user code).
 
     Arguments first (Note [Arguments first]): their types, shapes and numbers are what tell one cache entry of a
     frame from another, so a call that misses an entry fails it after a few checks instead of after every module
@@ -194,8 +194,12 @@ def _schedule(tree: GuardTree) -> list[tuple[GuardNode, Check, str]]:
             return
         remaining[node] = len(node.checks)
         for check, user_name, order in node.checks:
-            # first: the arguments' checks and the global state's (the one root check of cost 0)
-            tier = 0 if is_argument(node) or (node is tree.root and check.cost == 0) else 1
+            # first the arguments' checks and the global state's (the one root check of cost 0), then the other
+            # root checks (module state, namespaces), then the rest
+            if is_argument(node) or (node is tree.root and check.cost == 0):
+                tier = 0
+            else:
+                tier = 1 if node is tree.root else 2
             heapq.heappush(ready, (tier, check.cost, order, check, user_name, node))  # `order` is unique: no ties
 
     for child in tree.root.children.values():
