@@ -12,10 +12,10 @@ import logging
 import operator
 import threading
 
+import sympy
 import torch
 import torch.fx
 from torch._subclasses.fake_tensor import FakeTensorMode, DataDependentOutputException, DynamicOutputShapeException
-import sympy
 from torch.fx.experimental.symbolic_shapes import (GuardOnDataDependentSymNode, ShapeEnv, compute_unbacked_bindings,
                                                    free_symbols)
 from torch._dispatch.python import enable_python_dispatcher
