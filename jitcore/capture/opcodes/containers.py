@@ -24,7 +24,7 @@ def build_list(state, inst, items):
 
 @opcode("BUILD_SET", signature="items[oparg] -- set")
 def build_set(state, inst, items):
-    result = SetValue((), state=state)
+    result = SetValue.made(state, set, ("new", set))
     for item in items:
         result.add(state, item)
     return result

@@ -25,6 +25,7 @@ from jitcore.capture.values.iterator import IteratorValue, LiveIteratorValue, is
 from jitcore.capture.values.objects import ClassValue
 from jitcore.capture.values.sequence import TupleValue, ListValue
 from jitcore.capture.values.mapping import DictValue, mapping_entries, pairs_entries
+from jitcore.capture.values.sets import construct_set
 from jitcore.capture.values.super_lookup import super_attribute
 
 __all__ = ["BuiltinValue", "apply_binary"]
@@ -370,6 +371,16 @@ def _tuple(state, iterable=None):
 @_rule(list)
 def _list(state, iterable=None):
     return ListValue([] if iterable is None else iterable.iterate(state))
+
+
+@_rule(set)
+def _set(state, *args, **kwargs):
+    return construct_set(state, set, args, kwargs)
+
+
+@_rule(frozenset)
+def _frozenset(state, *args, **kwargs):
+    return construct_set(state, frozenset, args, kwargs)
 
 
 @_rule(dict)
