@@ -20,7 +20,7 @@ from jitcore.capture.values.dunders import attribute
 from jitcore.capture.values.partial import PartialValue
 from jitcore.capture.values.lazy_iterator import is_lazy, LazyIteratorValue
 from jitcore.capture.values.generator import GeneratorValue
-from jitcore.capture.values.iter_adapters import EnumerateValue, ZipValue
+from jitcore.capture.values.iter_adapters import EnumerateValue, FilterValue, MapValue, ReversedListValue, ZipValue
 from jitcore.capture.values.iterator import IteratorValue, LiveIteratorValue, is_iterator
 from jitcore.capture.values.objects import ClassValue
 from jitcore.capture.values.sequence import TupleValue, ListValue
@@ -482,6 +482,8 @@ def _zip(state, *iterables, **kwargs):
 
 @_rule(reversed)
 def _reversed(state, seq):
+    if isinstance(seq, ListValue) and type(seq) is ListValue:
+        return ReversedListValue(seq, state)  # reads the list at an index as it changes
     return IteratorValue(list(reversed(seq.iterate(state))), reversed)
 
 
@@ -494,8 +496,10 @@ def _map(state, fn, *iterables):
             row = rows.next_item(st)
             return None if row is None else fn.call(st, list(row.items), {})
         return LazyIteratorValue(produce, map)
-    columns = [it.iterate(state) for it in iterables]
-    return IteratorValue([fn.call(state, list(row), {}) for row in zip(*columns)], map)
+    if not iterables:
+        raise GraphBreak.raises(TypeError, "map() must have at least two arguments.")
+    # fn runs at each step, between the loop's statements, over items read then (a list that grows is seen)
+    return MapValue(fn, [_iter(state, it) for it in iterables])
 
 
 @_rule(filter)
@@ -511,12 +515,7 @@ def _filter(state, fn, iterable):
                 if test.truth(st):
                     return item
         return LazyIteratorValue(produce, filter)
-    kept = []
-    for item in iterable.iterate(state):
-        test = item if fn.constant() is None else fn.call(state, [item], {})
-        if test.truth(state):
-            kept.append(item)
-    return IteratorValue(kept, filter)
+    return FilterValue(fn, _iter(state, iterable))
 
 
 def _truth_reduce(want_any):

@@ -1,13 +1,15 @@
-"""enumerate() and zip() over live iterators (values/iterator.py): each step takes the next item of the iterators
-underneath, so a list growing inside `for i, v in enumerate(lst)` is seen as CPython sees it; a graph break inside
-such a loop hands Python a real enumerate / zip over the real iterators."""
+"""enumerate(), zip(), map(), filter() and reversed(list) over live iterators (values/iterator.py): each step takes
+the next item of the iterators underneath when Python would, so a list growing inside `for i, v in enumerate(lst)`
+(or `map(f, lst)`, `filter(p, lst)`) is seen as CPython sees it, and map's function and filter's predicate run
+between the loop's steps, not all before it; a graph break inside such a loop hands Python a real enumerate / zip /
+map / filter / reversed over the real iterators."""
 from __future__ import annotations
 
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.iterator import LiveIteratorValue
 from jitcore.capture.values.sequence import TupleValue
 
-__all__ = ["EnumerateValue", "ZipValue"]
+__all__ = ["EnumerateValue", "FilterValue", "MapValue", "ReversedListValue", "ZipValue"]
 
 
 class EnumerateValue(LiveIteratorValue):
@@ -59,3 +61,97 @@ class ZipValue(LiveIteratorValue):
 
     def reconstruct(self, codegen):
         return "zip(" + "".join(f"{codegen.load(inner)}, " for inner in self.inners) + ")"
+
+
+class MapValue(LiveIteratorValue):
+    """map(fn, iterators...): a step takes one item from each iterator and calls fn on them then."""
+
+    __slots__ = ("fn", "inners")
+
+    def __init__(self, fn, inners):
+        super().__init__(None)
+        self.fn = fn
+        self.inners = inners
+
+    def python_type(self):
+        return map
+
+    def children(self):
+        return [self.fn, *self.inners]
+
+    def next_item(self, state=None):
+        row = []
+        for inner in self.inners:
+            item = inner.next_item(state)
+            if item is None:
+                return None
+            row.append(item)
+        return self.fn.call(state, row, {})
+
+    def reconstruct(self, codegen):
+        return f"map({codegen.load(self.fn)}, " + "".join(f"{codegen.load(inner)}, " for inner in self.inners) + ")"
+
+
+class FilterValue(LiveIteratorValue):
+    """filter(predicate or None, iterator): a step takes items until one passes."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn, inner):
+        super().__init__(inner)
+        self.fn = fn
+
+    def python_type(self):
+        return filter
+
+    def children(self):
+        return [self.fn, self.container]
+
+    def next_item(self, state=None):
+        while True:
+            item = self.container.next_item(state)
+            if item is None:
+                return None
+            test = item if self.fn.constant() is None else self.fn.call(state, [item], {})
+            if test.truth(state):
+                return item
+
+    def reconstruct(self, codegen):
+        return f"filter({codegen.load(self.fn)}, {codegen.load(self.container)})"
+
+
+class ReversedListValue(LiveIteratorValue):
+    """reversed(list): CPython's reverse iterator keeps an index from the end and reads the list at it each step,
+    so items inserted before it shift what it reads, appends are not seen, and a list shorter than the index
+    ends it."""
+
+    __slots__ = ("done",)
+
+    def __init__(self, container, state):
+        super().__init__(container)
+        self.position = len(container.iterate(state)) - 1
+        self.done = False
+
+    def python_type(self):
+        return type(reversed([]))
+
+    def next_item(self, state=None):
+        items = self.container.iterate(state)
+        if self.done or not 0 <= self.position < len(items):
+            self.done = True
+            return None
+        self.position -= 1
+        return items[self.position + 1]
+
+    def reconstruct(self, codegen):
+        if self.done:
+            return "iter(())"
+        resume = codegen.constant_object(reversed_list_at, "reversed_list_at")
+        return f"{resume}({codegen.load(self.container)}, {self.position})"
+
+
+def reversed_list_at(lst, index):
+    """A reverse iterator over lst that reads index next (what a loop interrupted by a graph break holds)."""
+    it = reversed(lst)
+    it.__setstate__(index)
+    return it
