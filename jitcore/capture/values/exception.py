@@ -45,7 +45,7 @@ def exception_constructible(cls) -> bool:
 
 
 class ExceptionValue(Value):
-    __slots__ = ("cls", "args", "attrs", "origin")
+    __slots__ = ("cls", "args", "attrs", "origin", "real", "made")
     needs_identity = True
     has_raw_setattr = True
     has_builtin_methods = True
@@ -58,6 +58,11 @@ class ExceptionValue(Value):
         #: constructor arguments as values; None when only the type is known (an error jitcore's model found)
         self.args = args
         self.attrs: dict = {}
+        #: Note [Exceptions with state of their own]: the exception CPython's constructor made from constant
+        #: arguments (its errno, filename, lineno, encoding ... and str()), and how to make it again at run time:
+        #: (new_args, init, init_args, init_kwargs) as constants; None where construction is BaseException's
+        self.real = None
+        self.made = None
 
     @property
     def kind_name(self):
@@ -81,6 +86,8 @@ class ExceptionValue(Value):
             return value
         if name == "args":
             return TupleValue(list(self._known_args()))
+        if self.real is not None and name not in _CHAIN_ATTRS and _c_attribute(self.real, name):
+            return const(getattr(self.real, name))
         if name == "value" and issubclass(self.cls, StopIteration):
             # StopIteration.__init__ keeps its first argument as .value (None without arguments)
             args = self._known_args()
@@ -129,8 +136,26 @@ class ExceptionValue(Value):
 
     def builtin_call_method(self, state, name, args, kwargs):
         """BaseException's own methods reached through `super()`: __init__ records the arguments."""
-        if name == "__init__" and not kwargs:
-            self.args = list(args)
+        if name == "__init__":
+            init = _builtin_init(self.cls)
+            if init is BaseException.__init__ and not kwargs:
+                self.args = list(args)
+                return const(None)
+            # a builtin __init__ with state of its own (OSError's errno, ImportError's name=): run it on an
+            # instance made by the class's builtin __new__, as CPython runs it (Note [Exceptions with state ...])
+            consts = [a.constant() for a in args]
+            named = {k: v.constant() for k, v in kwargs.items()}
+            new_args = [a.constant() for a in self.made[0]] if self.made else NOT_CONSTANT
+            if NOT_CONSTANT in consts or NOT_CONSTANT in named.values() or new_args is NOT_CONSTANT or \
+                    NOT_CONSTANT in new_args:
+                raise GraphBreak("unsupported_call", f"{init.__qualname__}() with arguments that are not constants")
+            real = self.cls.__new__(self.cls, *new_args)
+            try:
+                init(real, *consts, **named)
+            except Exception as exc:  # noqa: BLE001 - the program's error, raised where Python raises it
+                raise GraphBreak.raises(type(exc), str(exc)) from None
+            self.real, self.made = real, (tuple(new_args), init, tuple(consts), named)
+            self.args = [const(a) for a in real.args]
             return const(None)
         raise GraphBreak("unsupported_call", f"BaseException.{name}() on a traced exception")
 
@@ -152,8 +177,15 @@ class ExceptionValue(Value):
             if not isinstance(result.constant(), str):
                 raise GraphBreak("unsupported_value", f"{self.cls.__name__}.{name} returned a non-constant")
             return result
-        args = [a.constant() for a in self._known_args()]
         extra = [n for n in self.attrs if n not in _CHAIN_ATTRS]
+        if self.real is not None:
+            values = {n: self.attrs[n].constant() for n in extra}
+            if NOT_CONSTANT in values.values():
+                raise GraphBreak("unsupported_value", f"{conversion}() of a {self.kind_name} with attributes that "
+                                                      f"are not constants")
+            real = _make_exception(self.cls, *self.made, values)
+            return const(str(real) if conversion == "str" else repr(real))
+        args = [a.constant() for a in self._known_args()]
         if NOT_CONSTANT in args or (extra and issubclass(self.cls, (OSError, SyntaxError, ImportError))):
             # those three read attributes of their own in __str__
             raise GraphBreak("unsupported_value", f"{conversion}() of a {self.kind_name} with arguments that are "
@@ -163,6 +195,11 @@ class ExceptionValue(Value):
         return const(str(real) if conversion == "str" else repr(real))
 
     def reconstruct(self, codegen):
+        if self.made is not None:
+            make = codegen.constant_object(_make_exception, "make_exception")
+            parts = ", ".join(codegen.constant_object(part, "exception_part") for part in self.made)
+            attrs = "".join(f"{name!r}: {codegen.load(v)}, " for name, v in self.attrs.items())
+            return f"{make}({codegen.constant_object(self.cls, 'cls')}, {parts}, {{{attrs}}})"
         args = self._known_args()
         build = codegen.constant_object(_build_exception, "build_exception")
         cls = codegen.constant_object(self.cls, "cls")
@@ -199,11 +236,51 @@ _CHAIN_ATTRS = ("__cause__", "__context__", "__suppress_context__")
 def _build_exception(cls, args, attrs):
     exc = cls.__new__(cls, *args)
     BaseException.__init__(exc, *args)
+    _set_attributes(exc, attrs)
+    return exc
+
+
+def _make_exception(cls, new_args, init, init_args, init_kwargs, attrs):
+    """The exception CPython's constructor makes (`cls(*args, **kwargs)` is `cls.__new__` then the builtin
+    `__init__`), with the attributes written afterwards."""
+    exc = cls.__new__(cls, *new_args)
+    init(exc, *init_args, **init_kwargs)
+    _set_attributes(exc, dict(attrs))
+    return exc
+
+
+def _set_attributes(exc, attrs):
+    """Attributes written while tracing: the chain through its setters (last), builtin slots (errno, filename)
+    through theirs, anything else into the instance dict (never a Python setter again)."""
     chain = {name: attrs.pop(name) for name in _CHAIN_ATTRS if name in attrs}
-    exc.__dict__.update(attrs)
+    for name, value in attrs.items():
+        if _c_attribute(exc, name):
+            setattr(exc, name, value)
+        else:
+            exc.__dict__[name] = value
     for name, value in chain.items():
         setattr(exc, name, value)
-    return exc
+
+
+def _c_attribute(exc, name) -> bool:
+    """A data attribute a builtin exception class keeps in its own slots (OSError.errno, SyntaxError.lineno)."""
+    return isinstance(getattr(type(exc), name, None), (types.MemberDescriptorType, types.GetSetDescriptorType)) \
+        and name not in ("__traceback__", "__dict__", "__notes__")
+
+
+def _builtin_init(cls):
+    """The builtin __init__ that `cls(...)` runs, or a `super().__init__(...)` from Python code reaches:
+    BaseException's (it only keeps the arguments) unless a class with state of its own comes first."""
+    for klass in cls.__mro__:
+        if klass in _STATEFUL:
+            return vars(klass)["__init__"]
+    return BaseException.__init__
+
+
+#: builtin exception classes whose __init__ (or __new__) keeps more than the arguments
+_STATEFUL = frozenset({OSError, SyntaxError, ImportError, UnicodeEncodeError, UnicodeDecodeError,
+                       UnicodeTranslateError, StopIteration, SystemExit, AttributeError, NameError,
+                       BaseExceptionGroup})
 
 
 # Note [Implicit chaining]
@@ -283,13 +360,27 @@ def _reaches(link, exc) -> bool:
 
 def construct_exception(state, cls, args, kwargs):
     """`cls(*args, **kwargs)` for an exception class: a Python __init__ is inlined, a builtin one keeps args."""
-    exc = ExceptionValue(cls, list(args))
+    exc = ExceptionValue(cls, list(args))  # BaseException.__new__ keeps the arguments as args
     init = class_lookup(cls, "__init__")
     if isinstance(init, types.FunctionType):
-        exc.args = []
+        exc.made = (list(args), None, (), {})  # the arguments __new__ saw (for a builtin __init__ reached later)
         state.inline_call(init, [exc, *args], kwargs)
-    elif kwargs:
-        raise GraphBreak.raises(TypeError, f"{cls.__name__}() takes no keyword arguments")
+        if exc.real is None:
+            exc.made = None
+        return exc
+    consts = [a.constant() for a in args]
+    named = {k: v.constant() for k, v in kwargs.items()}
+    if NOT_CONSTANT not in consts and NOT_CONSTANT not in named.values():
+        # Note [Exceptions with state of their own]: CPython's constructor runs now, on the constants
+        try:
+            real = cls(*consts, **named)
+        except Exception as error:  # noqa: BLE001 - the program's error, raised where Python raises it
+            raise GraphBreak.raises(type(error), str(error)) from None
+        exc = ExceptionValue(type(real), [const(a) for a in real.args])  # OSError(2, ...) is a FileNotFoundError
+        exc.real, exc.made = real, (tuple(consts), _builtin_init(cls), tuple(consts), named)
+        return exc
+    if kwargs or _builtin_init(cls) is not BaseException.__init__:
+        raise GraphBreak("unsupported_call", f"{cls.__name__}() with arguments that are not constants")
     return exc
 
 
