@@ -12,14 +12,19 @@ from __future__ import annotations
 import dataclasses
 import dis
 import inspect
+import logging
 import sys
+import traceback
 import types
+import warnings
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.interpreter import instructions_of
 from jitcore.capture.liveness import JUMPS, falls_through, live_locals
 from jitcore.capture.opcodes import HANDLERS
 from jitcore.capture.values.base import NullValue
+from jitcore.capture.values.function import UserMethodValue
+from jitcore.capture.values.opaque import DeferredMethodValue
 from jitcore.capture.values.torch_rules import is_torch_code, is_torch_runtime
 from jitcore.marks import is_disabled
 
@@ -194,11 +199,21 @@ def _callee_slot(inst, stack: list) -> int:
 # frame (`globals()`, `locals()`, `vars()`, `dir()`, `eval`/`exec` without namespaces, zero-argument `super()`,
 # `sys._getframe`, `inspect.currentframe`) would see that frame instead of the user's: such a call runs in a
 # step or resume function made from the user's code (the user's globals), given every bound local, not only the
-# live ones (`locals()` shows the dead ones too).
+# live ones (`locals()` shows the dead ones too). So do calls that read the call stack for where they were called
+# from: logging (a record's funcName, lineno, pathname), warnings.warn (the warning's file and line, and the
+# registry of the module's globals that shows each warning once), traceback's stack functions.
+# Known limits: the frames above that function are the entry's and the dispatcher's, not the user's caller
+# (`sys._getframe(1)`, `warnings.warn(stacklevel=2)`), and a frame object kept past the call shows that
+# function's line and locals, not the lines the rest of the function runs.
+_ANY = 1 << 16
+_LOG_METHODS = ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log")
+_STACK_READERS = ([getattr(logging.Logger, n) for n in _LOG_METHODS] + [getattr(logging, n) for n in _LOG_METHODS]
+                  + [warnings.warn, traceback.extract_stack, traceback.format_stack, traceback.print_stack])
 #: id(callee) -> how many arguments it may take and still read the calling frame (eval(source, globals) does not)
 _FRAME_READERS = {id(fn): most for fn, most in ((globals, 0), (locals, 0), (vars, 0), (dir, 0), (super, 0),
                                                 (eval, 1), (exec, 1), (sys._getframe, 1),
-                                                (inspect.currentframe, 0), (inspect.stack, 1))}
+                                                (inspect.currentframe, 0), (inspect.stack, 1),
+                                                *((fn, _ANY) for fn in _STACK_READERS))}
 
 
 def _reads_its_frame(inst, stack: list) -> bool:
@@ -206,6 +221,14 @@ def _reads_its_frame(inst, stack: list) -> bool:
     CALL_FUNCTION_EX their number is unknown, so any)."""
     slot = _callee_slot(inst, stack)
     callee = stack[slot].identity()
+    if callee is None and isinstance(stack[slot], DeferredMethodValue):
+        # `obj.name` of an object jitcore does not model: the function its class holds
+        owner = stack[slot].owner.identity()
+        callee = inspect.getattr_static(type(owner), stack[slot].name, None) if owner is not None else None
+    elif callee is None and isinstance(stack[slot], UserMethodValue):
+        callee = stack[slot].fn  # a bound method passed on the stack (a resume function's parameter)
+    if isinstance(callee, types.MethodType):
+        callee = callee.__func__  # `log.info` read as a bound method
     most = _FRAME_READERS.get(id(callee)) if callee is not None else None
     if most is None:
         return False
