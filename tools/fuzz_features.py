@@ -494,7 +494,7 @@ FUZZ_FEATURES = STATEMENT_FEATURES | HARNESS_FEATURES
 #: ISSUE13's constructs; their makers are in tools/fuzz_soundness.py (`--features soundness` in tools/fuzz.py)
 SOUNDNESS_FEATURES = frozenset({"rebind_global", "rebind_arg", "rebind_attr", "rebind_class", "shadow_builtin",
                                 "module_list", "view_offsets", "alias_args", "iter_mutation", "dict_views",
-                                "exc_chain", "attr_probe"})
+                                "exc_chain", "attr_probe", "set_args"})
 
 
 #: everything: progen's features and ours
@@ -518,5 +518,6 @@ FEATURE_MARKERS = {
     "rebind_class": r"\.mix\(|\b(knob|dial|Knob\(\d\))\.k\b", "shadow_builtin": r"^def _short_len",
     "module_list": r"\bstack\(|in stack\.layers|len\(stack\.layers\)", "view_offsets": r"\bv[ab]\b",
     "alias_args": r"\bl[ab]\b", "iter_mutation": r"\bfor mk\d+ in", "dict_views": r"\bview\d+ = ",
-    "exc_chain": r"__context__|__cause__|__suppress_context__", "attr_probe": r"'(extra|tmp|mark)'"}
+    "exc_chain": r"__context__|__cause__|__suppress_context__", "attr_probe": r"'(extra|tmp|mark)'",
+    "set_args": r"\b(sa|ss\d+)\b"}
 

@@ -116,6 +116,8 @@ def _plain(value, program: FuzzProgram, seen: set | None = None):
         return type(value)(_plain(v, program, seen) for v in value)
     if type(value) is dict:
         return {k: _plain(v, program, seen) for k, v in value.items()}
+    if type(value) in (set, frozenset) and all(type(m) in (int, str) for m in value):
+        return type(value).__name__, list(value)  # CPython's order too (the history of the set's table)
     if isinstance(value, io.StringIO):
         return _Text(value.getvalue())
     if type(value) is float:

@@ -10,7 +10,8 @@ Twelve makers are added to progen's `STATEMENT_MAKERS`, one per feature of `fuzz
 - mutation inside one call: dicts and sets changed while iterated (Python raises RuntimeError after partial
   changes) and lists growing or shrinking while iterated (`iter_mutation`), dict views read after inserts and
   deletes (`dict_views`), implicit and explicit exception chaining (`exc_chain`), `hasattr`/`getattr` after
-  `setattr`/`delattr` in the same call (`attr_probe`).
+  `setattr`/`delattr` in the same call (`attr_probe`), a set passed in changed by every kind of set operation and
+  sets made inside, whose iteration order (CPython's table history) is observed (`set_args`).
 What each maker observes goes to the compared places of fuzz_features (`_record`) or into an int that flows into
 the result. Imports torch, progen and fuzz_features only.
 Entry points: the input types (`SOUND_INPUT_TYPES`), `SoundContext`, `sound_params`, `sound_input`.
@@ -27,8 +28,8 @@ from tools.fuzz_features import BoxType, LogType, NetType, StatsType, _record, _
 from tools.progen import (INPUT_MAG, DictType, Expr, GenState, IntType, Param, SeqType, TensorType,
                           assign, leaf, shaped_expr, statement)
 
-__all__ = ["AliasListType", "FnArgType", "KnobType", "LibArgType", "SOUND_INPUT_TYPES", "SoundContext", "ViewType",
-           "sound_input", "sound_params"]
+__all__ = ["AliasListType", "FnArgType", "KnobType", "LibArgType", "SOUND_INPUT_TYPES", "SetArgType", "SoundContext",
+           "ViewType", "sound_input", "sound_params"]
 
 
 # Note [Rebinding between calls]: a program with these features defines `rebind(phase)` at module level. Before
@@ -58,6 +59,16 @@ class KnobType:
 class AliasListType:
     """Lists of ints in [0, 3] that start as [1, 2]: `la` and `lb`, the same list object on odd phases."""
     slot: int
+
+
+@dataclasses.dataclass(frozen=True)
+class SetArgType:
+    """A set of small ints passed in, a new one each call: `SET_ARGS[phase % 3]`. Its members collide in CPython's
+    8-slot table (1, 9, 17 ... share a slot), so its order depends on the history of its table."""
+
+
+#: the sets a SetArgType argument starts as, by phase
+SET_ARGS = ((1, 9), (9, 17, 2), (25, 1, 3, 17))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,10 +174,12 @@ def sound_params(rng: random.Random, features: frozenset, row: tuple, sound: Sou
         extra += [Param("va", ViewType(row, INPUT_MAG, 0)), Param("vb", ViewType(row, INPUT_MAG, 1))]
     if "alias_args" in features and rng.random() < 0.6:
         extra += [Param("la", AliasListType(0)), Param("lb", AliasListType(1))]
+    if "set_args" in features and rng.random() < 0.7:
+        extra.append(Param("sa", SetArgType()))
     return extra
 
 
-SOUND_INPUT_TYPES = (FnArgType, LibArgType, KnobType, AliasListType, ViewType)
+SOUND_INPUT_TYPES = (FnArgType, LibArgType, KnobType, AliasListType, ViewType, SetArgType)
 
 
 def sound_input(kind, namespace: dict, phase: int, generator, shared: dict):
@@ -178,6 +191,8 @@ def sound_input(kind, namespace: dict, phase: int, generator, shared: dict):
         return torch if phase % 2 == 0 else namespace["TanhLib"]
     if isinstance(kind, KnobType):
         return namespace["Knob"](phase)
+    if isinstance(kind, SetArgType):
+        return set(SET_ARGS[phase % 3])
     if isinstance(kind, AliasListType):
         if "list" not in shared or phase % 2 == 0:
             shared["list"] = [1, 2]
@@ -576,3 +591,55 @@ def _attr_probe(g: GenState) -> bool:
             _note(g, f"getattr({obj}, {probe!r}, None)", f"int({probe!r} in vars({obj}))", IntType(0, 1))
     return True
 
+
+
+#: members the set operations use: they collide with the arguments' members in an 8-slot table
+_SET_MEMBERS = (1, 2, 9, 17, 25, 33, 41)
+
+
+def _set_literal(g: GenState) -> str:
+    members = g.rng.sample(_SET_MEMBERS, g.rng.randint(1, 3))
+    return "{" + ", ".join(map(str, members)) + "}"
+
+
+def _set_change(g: GenState, name: str, passed_in: bool) -> str:
+    """A statement that changes the set `name` by one of CPython's set operations."""
+    rng = g.rng
+    c, lit = rng.choice(_SET_MEMBERS), _set_literal(g)
+    forms = [f"{name}.add({c})", f"{name}.discard({c})", f"{name} |= {lit}", f"{name} -= {lit}",
+             f"{name} &= {lit} | {name}", f"{name} ^= {lit}", f"{name}.update([{c}, {rng.choice(_SET_MEMBERS)}])",
+             f"{name}.difference_update({lit})", f"{name}.symmetric_difference_update([{c}])",
+             f"{name}.intersection_update({name} | {lit})", f"if {c} in {name}: {name}.remove({c})"]
+    if rng.random() < 0.1:
+        forms.append(f"{name}.clear()")
+    if not passed_in or rng.random() < 0.15:
+        forms.append(f"if {name}: {name}.pop()")  # a set passed in: a break (which member CPython takes)
+    return rng.choice(forms)
+
+
+@statement("set_args", 1.5)
+def _set_args(g: GenState) -> bool:
+    """A set passed in (written back in the order of its operations) or made inside (iterated and popped in
+    CPython's order) changes, then its size, members and order are observed."""
+    rng = g.rng
+    passed = [n for n, _ in g.visible(SetArgType)]
+    if passed and rng.random() < 0.6:
+        name = rng.choice(passed)
+    else:
+        name = g.fresh("ss")
+        start = rng.choice([_set_literal(g), "set()", f"set({list(rng.sample(_SET_MEMBERS, 3))})",
+                            f"{{v for v in {tuple(rng.sample(_SET_MEMBERS, 4))} if v != {rng.choice(_SET_MEMBERS)}}}"]
+                           + ([f"set({rng.choice(passed)})"] if passed else []))
+        g.emit(f"{name} = {start}")
+    for _ in range(rng.randint(1, 3)):
+        g.emit(_set_change(g, name, name in passed))
+    choice = rng.random()
+    if choice < 0.35:
+        _note(g, f"tuple({name})", f"min(len({name}), 5)", IntType(0, 5))  # the order (a break for an argument)
+    elif choice < 0.6:
+        _note(g, f"tuple(sorted({name}))", f"len({name}) % 4", IntType(0, 3))
+    elif choice < 0.8:
+        assign(g, "k", Expr(f"int({rng.choice(_SET_MEMBERS)} in {name})", IntType(0, 1)))
+    else:
+        assign(g, "k", Expr(f"min(len({name}), 4)", IntType(0, 4)))
+    return True

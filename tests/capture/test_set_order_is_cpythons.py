@@ -35,7 +35,8 @@ def same_order_as_eager(fn, make_args, graphs=1):
         for door in doors:
             actual = [ordered((door(*args), args)) for args in (make_args(), make_args())]
             assert actual == expected
-    assert counting.graph_count == 2 * graphs  # one entry per door
+    if graphs is not None:
+        assert counting.graph_count == 2 * graphs  # one entry per door
 
 
 def test_a_set_made_inside_iterates_in_cpythons_order_after_a_discard():
@@ -100,22 +101,29 @@ def test_operations_on_a_set_passed_in_are_replayed_in_order():
         s.discard(1)  # eager: [9, 17]; discard-then-add would give [17, 9]
         return x + len(s)
 
-    def g(x, s, other):
-        s |= other
+    def g(x, s):
+        other = {25, 17}
+        other.discard(25)
+        s |= other  # replayed with `other` rebuilt from its history
         s.update([33, 41])
         s.difference_update({9})
         s.add(9)
-        return x - len(s)
+        s &= {1, 9, 17, 33}
+        return x - len(s), s & {9, 1}
 
     same_order_as_eager(f, lambda: (randn(3, seed=1), {1, 9}))
-    same_order_as_eager(g, lambda: (randn(3, seed=2), {1, 9}, {17, 25}))
+    same_order_as_eager(g, lambda: (randn(3, seed=2), {1, 9}))
 
 
-def test_a_set_passed_in_and_a_counter_made_from_it():
+def test_a_set_made_from_a_set_passed_in_runs_in_python():
+    """Its order comes from the real set's table, which the guards do not pin (two sets with the same members in
+    the same order can still order a new member differently): `set(s)`, `s | t`, `s.copy()` ... break; `s & t`
+    iterates the smaller set only, so it is captured."""
     def f(x, s):
         seen = set(s)
         seen.add(17)
+        merged = s | {1, 25}
         counts = collections.Counter(sorted(seen))
-        return x + counts[17], list(seen)
+        return x + counts[17], list(seen), list(merged), list(s & {25, 3, 1}), list(s.intersection({3, 17}))
 
-    same_order_as_eager(f, lambda: (randn(3, seed=1), {9, 1}))
+    same_order_as_eager(f, lambda: (randn(3, seed=1), {25, 1, 3, 17}), graphs=None)

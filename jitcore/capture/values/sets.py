@@ -200,12 +200,18 @@ class SetValue(Value):
             # set's in-place operators take another set and change this one (a frozenset's make a new one)
             if self.set_type is not set or not isinstance(other, SetValue) or reflected:
                 return NotImplemented
+            if other is not self:
+                _from_passed_in(other)
             self._mutable(state, f"{_IN_PLACE[op]}=")
             self._in_place(state, op, other)
             self._step(state, f"__{op}__", [other])
             return self
         if op in ("or_", "and_", "sub", "xor") and isinstance(other, SetValue):
             first, second = (other, self) if reflected else (self, other)
+            if op == "and_" and (first.layout is None or second.layout is None):
+                return _intersection(state, first, second)
+            _from_passed_in(self)
+            _from_passed_in(other)
             if first.layout is not None and second.layout is not None:
                 return SetValue.made(state, first.set_type, ("call", getattr(operator, op),
                                                              (first.layout.as_arg(), second.layout.as_arg())))
@@ -241,6 +247,15 @@ class SetValue(Value):
         self.order_known = self.order_known and not (self.popped and op in ("ior", "ixor"))
 
     def call_method(self, state, name, args, kwargs):
+        if name == "intersection" and len(args) == 1 and isinstance(args[0], SetValue) and not kwargs and \
+                (self.layout is None or args[0].layout is None):
+            return _intersection(state, self, args[0])
+        if name in _NEW_SET_METHODS or name == "copy":
+            _from_passed_in(self)
+        if name in _NEW_SET_METHODS or name in _UPDATE_METHODS or name == "update":
+            for a in args:
+                if a is not self:
+                    _from_passed_in(a)
         if name in _IN_PLACE_METHODS and len(args) == 1 and not kwargs:
             result = self.binary_op(state, _IN_PLACE_METHODS[name], args[0], False)
             return const(NotImplemented) if result is NotImplemented else result
@@ -350,11 +365,7 @@ def _arg_spec(state, other, owner):
     if isinstance(other, SetValue):
         if other.layout is not None:
             return other.layout.as_arg()
-        if other.source is not None and not state.ctx.side_effects.is_mutated(other):
-            # a set passed in: its members in its guarded order (its own table is not known: as made from them)
-            items = tuple(m.constant() for m in other.members.values())
-            return ("set", (("call", other.set_type, (("const", items),)), ())) if all(map(stable_member, items)) \
-                else None
+        _from_passed_in(other)
         return None
     if other.python_type() is dict:
         keys = [k.constant() for k in other.iterate(state)]  # CPython's own path for an exact dict
@@ -363,6 +374,30 @@ def _arg_spec(state, other, owner):
     if NOT_CONSTANT in items or not all(stable_member(v) for v in items):
         return None
     return "const", tuple(items)
+
+
+def _intersection(state, first, second):
+    """`first & second` where one is a set passed in: CPython iterates the smaller one (the second at equal sizes)
+    and adds, in that order, the members the other holds to a new set of the first's type; an iteration order
+    the guards pin (or a layout's) is all it needs."""
+    iterated, other = (first, second) if len(second.members) > len(first.members) else (second, first)
+    try:
+        order = iterated.iterate(state)
+    except GraphBreak:
+        raise GraphBreak("unsupported_value", "`&` of sets whose order is not known") from None
+    common = [m for m in order if member_key(state, m) in other.members]
+    consts = tuple(m.constant() for m in common)
+    if NOT_CONSTANT in consts or not all(map(stable_member, consts)):
+        return SetValue(common, set_type=first.set_type, state=state)
+    return SetValue.made(state, first.set_type, ("call", first.set_type, (("const", consts),)))
+
+
+def _from_passed_in(value) -> None:
+    """A set made from a set passed in (a copy, `|`, `&`, `-`, `^`, union() ...) takes its order from the real
+    set's table, which the guards do not pin (only its members and their order): the operation runs in Python."""
+    if isinstance(value, SetValue) and value.source is not None and value.layout is None:
+        raise GraphBreak("unsupported_value", "a set made from a set passed in (its order comes from that set's "
+                                              "table, which is not known)")
 
 
 def _write_arg(state, arg):
