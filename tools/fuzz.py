@@ -29,7 +29,7 @@ import jitcore as jit  # noqa: E402
 from tools import fuzz_features  # noqa: E402
 from tools.fuzz_features import ALL_FEATURES  # noqa: E402
 from tools.fuzz_minimize import minimize, replay, write_reproducer  # noqa: E402
-from tools.fuzz_oracle import Outcome, signature, timed_run, valid_calls  # noqa: E402
+from tools.fuzz_oracle import MAX_VARIANTS, Outcome, signature, timed_run, valid_calls  # noqa: E402
 from tools.fuzz_programs import FuzzProgram, generate_fuzz_program  # noqa: E402
 
 __all__ = ["MAX_ATTEMPTS", "Outcome", "check_seed", "main", "minimize_failure", "replay", "run_campaign"]
@@ -41,28 +41,29 @@ MAX_ATTEMPTS = 5
 # One seed
 
 
-def _program_of(outcome: Outcome, features: frozenset) -> tuple[FuzzProgram, list]:
+def _program_of(outcome: Outcome, features: frozenset, variants: int = MAX_VARIANTS) -> tuple[FuzzProgram, list]:
     program = generate_fuzz_program(outcome.seed, features=features, attempt=outcome.attempt)
-    return program, valid_calls(program, outcome.seed)
+    return program, valid_calls(program, outcome.seed, variants)
 
 
 def check_seed(seed: int, features: frozenset = ALL_FEATURES, backend="eager", *, minimize_to: Path | None = None,
-               timeout_s: int = 60, minimize_budget_s: float = 300.0) -> Outcome:
+               timeout_s: int = 60, minimize_budget_s: float = 300.0, variants: int = MAX_VARIANTS) -> Outcome:
     """Generate the program of `seed` (regenerating while eager shows a generator bug) and compare it; with
-    `minimize_to`, also minimise a failure into `minimize_to/seed_N.py`. Never raises (a campaign goes on)."""
+    `minimize_to`, also minimise a failure into `minimize_to/seed_N.py`. `variants`: calls with other shapes and
+    ints kept per program (besides the base calls). Never raises (a campaign goes on)."""
     started = time.perf_counter()
     outcome = Outcome(seed, kind="invalid", message=f"no valid program in {MAX_ATTEMPTS} attempts")
     try:
         for attempt in range(MAX_ATTEMPTS):
             program = generate_fuzz_program(seed, features=features, attempt=attempt)
-            calls = valid_calls(program, seed)
+            calls = valid_calls(program, seed, variants)
             if calls is not None:
                 outcome = timed_run(program, calls, backend, timeout_s)
                 outcome.variants = max(len(calls) - 3, 0)
                 outcome.features = tuple(sorted(program.used_features()))
                 break
         if minimize_to is not None:
-            minimize_failure(outcome, features, backend, minimize_to, timeout_s, minimize_budget_s)
+            minimize_failure(outcome, features, backend, minimize_to, timeout_s, minimize_budget_s, variants)
     except Exception:  # noqa: BLE001 - reported with its traceback; the campaign goes on
         outcome = Outcome(seed, kind="harness-error", message=traceback.format_exc(limit=-4))
     outcome.seconds = time.perf_counter() - started
@@ -70,12 +71,12 @@ def check_seed(seed: int, features: frozenset = ALL_FEATURES, backend="eager", *
 
 
 def minimize_failure(outcome: Outcome, features: frozenset, backend: str, directory: Path, timeout_s: int = 60,
-                     budget_s: float = 300.0) -> None:
+                     budget_s: float = 300.0, variants: int = MAX_VARIANTS) -> None:
     """Minimise a failed outcome's program (made again from its seed) into directory/seed_N.py; sets
     `outcome.reproducer`. Hangs are minimised with short trials: a trial that still hangs costs its timeout."""
     if outcome.kind not in ("mismatch", "jitcore-error", "timeout"):
         return
-    program, calls = _program_of(outcome, features)
+    program, calls = _program_of(outcome, features, variants)
     trial_s = min(timeout_s, 8) if outcome.kind == "timeout" else timeout_s
     with tempfile.TemporaryDirectory(prefix="fuzz_trials_") as scratch:
         small, small_calls, small_outcome = minimize(program, calls, outcome, backend, budget_s, trial_s, Path(scratch))
@@ -176,14 +177,15 @@ def _worker_init() -> None:
 
 
 def _work(job: tuple) -> Outcome:
-    seed, features, backend, timeout_s = job
-    return check_seed(seed, features, backend, timeout_s=timeout_s)
+    seed, features, backend, timeout_s, variants = job
+    return check_seed(seed, features, backend, timeout_s=timeout_s, variants=variants)
 
 
 def run_campaign(seeds: range, features: frozenset = ALL_FEATURES, backend: str = "eager", *, jobs: int = 1,
-                 timeout_s: int = 60):
-    """Yield the Outcome of each seed, in seed order; `jobs` > 1 runs them in worker processes."""
-    work = [(seed, features, backend, timeout_s) for seed in seeds]
+                 timeout_s: int = 60, variants: int = MAX_VARIANTS):
+    """Yield the Outcome of each seed, in seed order; `jobs` > 1 runs them in worker processes. `variants`: calls
+    with other shapes and ints per program (the short test keeps one)."""
+    work = [(seed, features, backend, timeout_s, variants) for seed in seeds]
     if jobs <= 1:
         _warm_up()
         for job in work:

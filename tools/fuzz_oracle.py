@@ -307,8 +307,8 @@ def eager_errors(program: FuzzProgram, calls: list, timeout_s: int = EAGER_TIMEO
     return None
 
 
-def valid_calls(program: FuzzProgram, seed: int) -> list | None:
-    """The calls to compare: the base calls and the first MAX_VARIANTS candidates under which eager runs without a
+def valid_calls(program: FuzzProgram, seed: int, variants: int = MAX_VARIANTS) -> list | None:
+    """The calls to compare: the base calls and the first `variants` candidates under which eager runs without a
     generator bug; None if the base calls themselves show one (the program must be regenerated)."""
     candidates = program.calls(seed)
     if len(candidates) == 2:
@@ -318,7 +318,7 @@ def valid_calls(program: FuzzProgram, seed: int) -> list | None:
         return None
     kept: list = []
     for variant in variants:
-        if len(kept) < MAX_VARIANTS and eager_errors(program, base + kept + [variant] + last) is None:
+        if len(kept) < variants and eager_errors(program, base + kept + [variant] + last) is None:
             kept.append(variant)
     return base + kept + last
 
