@@ -313,11 +313,11 @@ def valid_calls(program: FuzzProgram, seed: int, variants: int = MAX_VARIANTS) -
     candidates = program.calls(seed)
     if len(candidates) == 2:
         return candidates if eager_errors(program, candidates) is None else None
-    base, variants, last = candidates[:2], candidates[2:-1], candidates[-1:]
+    base, others, last = candidates[:2], candidates[2:-1], candidates[-1:]
     if eager_errors(program, base + last) is not None:
         return None
     kept: list = []
-    for variant in variants:
+    for variant in others:
         if len(kept) < variants and eager_errors(program, base + kept + [variant] + last) is None:
             kept.append(variant)
     return base + kept + last
