@@ -353,6 +353,13 @@ def _extreme(fn):
             return values[fold(state, fn, range(len(values)), key=keys.__getitem__)]
         consts = [v.constant() for v in values]
         options = {k: v.constant() for k, v in kwargs.items()}
+        if NOT_CONSTANT in consts and not kwargs and values:
+            # Python's own loop: the first item, replaced by each later one that compares greater (max) or less
+            best = values[0]
+            for item in values[1:]:
+                if apply_binary(state, "gt" if fn is max else "lt", item, best).truth(state):
+                    best = item
+            return best
         if NOT_CONSTANT in consts or NOT_CONSTANT in options.values() or "key" in options:
             return NotImplemented
         return const(fold(state, fn, consts, **options))

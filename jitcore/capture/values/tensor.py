@@ -63,6 +63,11 @@ class TensorValue(Value):
 
     # -- Python protocol --------------------------------------------------------------------------------------
     def truth(self, state):
+        numel = self.fake.numel()
+        if is_concrete_int(numel) and numel != 1:
+            # never data: Python raises whatever the values (a traced `except` may catch it)
+            message = f"Boolean value of Tensor with {'no values' if numel == 0 else 'more than one value'} is ambiguous"
+            raise GraphBreak.raises(RuntimeError, message, args=(message,))
         raise GraphBreak("tensor_branch", "a tensor's value decides a Python branch")
 
     def enter(self, state):
