@@ -18,7 +18,7 @@ MODULES = ["partial", "unittest_asserts", "numpy_interop", "dunders", "seq_compa
            "collections_probes", "itertools_probes", "modules_inside", "globals_probes", "strings", "functions",
            "classes", "slicing", "math_operator", "exceptions", "gen_ctx", "dicts_sets", "lists",
            "generators_probes", "with_exceptions", "formatting", "getters_probes", "class_writes", "closures_out",
-           "arg_containers"]
+           "arg_containers", "order_state_frames"]
 
 
 def main(argv):
