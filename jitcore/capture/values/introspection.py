@@ -12,8 +12,9 @@ import types
 from jitcore.guards import IdMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource
+from jitcore.capture.values.base import NOT_CONSTANT
 from jitcore.capture.values.constant import ConstantValue
-from jitcore.capture.values.function import UserFunctionValue, UserMethodValue
+from jitcore.capture.values.function import NestedFunctionValue, UserFunctionValue, UserMethodValue
 
 __all__ = ["signature_lookaside"]
 
@@ -31,6 +32,9 @@ def signature_lookaside(state, fn, args, kwargs):
     elif type(target) is UserMethodValue:
         fn = target.fn
         obj = types.MethodType(fn, _AnyInstance())
+    elif type(target) is NestedFunctionValue:
+        # made inside: its signature is its code's, defaults' and annotations' (a function like it, made now)
+        fn = obj = _like(target)
     else:
         raise GraphBreak("unsupported_call", f"inspect.signature() of a {target.kind_name}")
     _guard_shape(state, fn, target.source if obj is fn else None)
@@ -39,6 +43,23 @@ def signature_lookaside(state, fn, args, kwargs):
     except (TypeError, ValueError) as exc:
         raise GraphBreak("user_exception", f"inspect.signature(): {exc}") from None
     return ConstantValue(sig)
+
+
+def _like(target):
+    """A function with a nested function's code, constant defaults and annotations (empty cells: a signature never
+    reads them); a break where any of those is not a constant or the function says what it wraps."""
+    defaults = tuple(v.constant() for v in target.defaults)
+    kwdefaults = {k: v.constant() for k, v in target.kwdefaults.items()}
+    annotations = target.annotations.constant() if target.annotations is not None else {}
+    if NOT_CONSTANT in defaults or NOT_CONSTANT in kwdefaults.values() or annotations is NOT_CONSTANT or \
+            target.attrs.items:
+        raise GraphBreak("unsupported_call", "inspect.signature() of a function made inside with defaults, "
+                                             "annotations or attributes that are not constants")
+    closure = tuple(types.CellType() for _ in target.code.co_freevars) or None
+    fn = types.FunctionType(target.code, target.globals, target.code.co_name, defaults or None, closure)
+    fn.__kwdefaults__ = kwdefaults or None
+    fn.__annotations__ = dict(annotations)
+    return fn
 
 
 def _guard_shape(state, fn, source) -> None:
