@@ -26,6 +26,7 @@ from jitcore.capture.values.objects import ClassValue
 from jitcore.capture.values.sequence import TupleValue, ListValue
 from jitcore.capture.values.mapping import DictValue, mapping_entries, pairs_entries
 from jitcore.capture.values.sets import construct_set
+from jitcore.capture.values.identity_number import IdNumberValue
 from jitcore.capture.values.super_lookup import super_attribute
 
 __all__ = ["BuiltinValue", "apply_binary"]
@@ -200,6 +201,11 @@ def _is(state, a, b):
             return const(False)
         raise GraphBreak("unsupported_value", f"`is` between {a.kind_name} and {b.kind_name}")
     return const(ia is ib)
+
+
+@_rule(id)
+def _id(state, obj):
+    return IdNumberValue(obj, _is)
 
 
 @_rule(functools.reduce)
