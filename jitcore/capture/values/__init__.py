@@ -69,7 +69,7 @@ def _wrap_tensor(state, value, source):
         brk.whole_frame = True
         raise brk
     node, fake = state.graph.add_input(source, value)
-    tv = TensorValue(node, fake, source, type(value))
+    tv = TensorValue(node, fake, source, type(value), getattr(value, "__dict__", None))
     state.graph.inputs[source] = tv
     return tv
 

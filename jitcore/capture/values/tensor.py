@@ -12,12 +12,14 @@ import operator
 import torch
 from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols, is_concrete_int
 
-from jitcore.guards import StorageOffsetMatch
+from jitcore.guards import HasAttrMatch, StorageOffsetMatch
 from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.sources import AttrSource
 from jitcore.capture.graph import fx_args, fake_args, is_symbolic
 from jitcore.capture.write_order import check_input_write, check_may_raise, note_writes
 from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.constant import ConstantValue, const
+from jitcore.capture.values.wrapping import wrap
 from jitcore.capture.values.sequence import TupleValue, ListValue
 from jitcore.capture.values.symint import SizeBoolValue, SizeValue
 
@@ -43,14 +45,17 @@ _AUTOGRAD_METHODS = frozenset({"backward", "register_hook", "retain_grad", "regi
 
 
 class TensorValue(Value):
-    __slots__ = ("node", "fake", "tensor_type")
+    __slots__ = ("node", "fake", "tensor_type", "instance_dict")
 
-    def __init__(self, node, fake, source=None, tensor_type=torch.Tensor):
+    def __init__(self, node, fake, source=None, tensor_type=torch.Tensor, instance_dict=None):
         super().__init__(source)
         self.node = node
         self.fake = fake
         #: the real tensor's exact type (Parameter, a subclass) as the user's isinstance/type() would see it
         self.tensor_type = tensor_type
+        #: a tensor input's own Python attributes (`param.tag = ...`: its __dict__, which the fake lacks); a
+        #: tensor made in the graph has none
+        self.instance_dict = instance_dict
 
     def is_tensor(self):
         return True
@@ -98,12 +103,36 @@ class TensorValue(Value):
             if callable(attr):
                 return TensorMethodValue(self, name)
             return metadata_value(state, self, attr, name, "size" if name == "shape" else name, ())
-        attr = getattr(torch.Tensor, name, None)
+        attr = getattr(self.tensor_type, name, None)
+        own = self._own_attribute(state, name, attr)
+        if own is not None:
+            return own
         if attr is None:
-            raise GraphBreak("unsupported_value", f"tensor has no attribute {name!r}")
+            message = f"'{self.tensor_type.__name__}' object has no attribute '{name}'"
+            raise GraphBreak.raises(AttributeError, message, args=(message,))
         if callable(attr):
             return TensorMethodValue(self, name)
         raise GraphBreak("unsupported_value", f"tensor attribute .{name}")
+
+    def _own_attribute(self, state, name, class_attr):
+        """An attribute the tensor holds in its own __dict__ (read through its source, which guards it), or None;
+        its absence is guarded where the answer relies on it (the class has no such attribute)."""
+        if self.instance_dict is None or hasattr(class_attr, "__set__"):
+            return None
+        if name in self.instance_dict:
+            return wrap(state, self.instance_dict[name], AttrSource(self.source, name))
+        if class_attr is None:
+            state.ctx.guard(self.source, HasAttrMatch(name, False))
+        return None
+
+    def has_attr(self, state, name):
+        attr = getattr(self.tensor_type, name, None)
+        if self.instance_dict is not None and not hasattr(attr, "__set__"):
+            present = name in self.instance_dict or attr is not None
+            if attr is None:
+                state.ctx.guard(self.source, HasAttrMatch(name, present))
+            return present
+        return hasattr(self.fake, name)
 
     def getitem(self, state, key):
         return graph_call(state, "call_function", operator.getitem, [self, key], {})
