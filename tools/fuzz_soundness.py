@@ -466,13 +466,16 @@ def _iter_mutation(g: GenState) -> bool:
         cond = rng.choice([f"len({name}) < {rng.randint(3, 6)}"] + ([] if name in logs else [f"{key} == 1"]))
         change = f"{name}.append(1)" if cond.startswith("len") else f"{name}.remove({key})"
         after, guarded = (f"tuple({name})", f"min(len({name}), 8)", IntType(0, 8)), False  # legal: nothing raised
+        # map/filter/reversed read the list as it changes too (reversed from an index at the end)
+        iterated = rng.choice([name, name, f"map(int, {name})", f"filter(None, {name})", f"reversed({name})"])
     if guarded:
         with g.block("try:"):
             _emit_loop(g, key, name, cond, change)
         with g.block("except RuntimeError as err:"):
             _note(g, "str(err)", "int('size' in str(err))", IntType(0, 1))
     else:
-        _emit_loop(g, key, name, cond, change)  # a dict's or set's RuntimeError leaves f (is_intended accepts it)
+        # a dict's or set's RuntimeError leaves f (is_intended accepts it)
+        _emit_loop(g, key, iterated if choice >= 0.7 else name, cond, change)
     if after:
         _note(g, *after)
     return True
