@@ -1,7 +1,7 @@
 """Capture: an in-place write to an input that an earlier operation of the graph may have saved for backward
-(`t = linear(x); x.mul_(0.5)`) starts the next graph (Note [A write to an input saved for backward],
+(`t = linear(x); x.mul_(0.5)`) starts the next graph (Note [Input writes under AOTAutograd],
 capture/write_order.py): AOTAutograd cannot trace the joint graph of one graph holding both, and the frame ran
-natively after a backend failure. Results, the input written, and the backward's version-counter error are eager's,
+natively after a backend failure (fuzz seed 355). Results, the input written, and the backward's version-counter error are eager's,
 through jit.compile and register + enabled() on aot_eager, with no fallback."""
 
 import pytest
