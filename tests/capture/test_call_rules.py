@@ -92,7 +92,15 @@ def test_builtins_torch_operators_and_tensor_methods():
     assert first_rule(torch.relu).meaning is Meaning.GRAPH
     assert first_rule(torch.Tensor.add).meaning is Meaning.GRAPH
     assert first_rule(torch.nn.functional.gelu).meaning is Meaning.GRAPH
-    assert first_rule(input).meaning is Meaning.OPAQUE  # a builtin without a rule (id has one now: id numbers)
+    assert first_rule(id).meaning is Meaning.BUILTIN  # an identity token (values/object_id.py)
+    assert first_rule(vars).meaning is Meaning.BUILTIN
+    assert first_rule(globals).meaning is Meaning.OPAQUE  # a builtin without a rule
+
+
+def test_copy_deepcopy_is_a_lookaside_and_unbound_container_methods_are_builtins():
+    assert first_rule(copy.deepcopy).meaning is Meaning.LOOKASIDE
+    assert first_rule(dict.copy).meaning is Meaning.BUILTIN
+    assert first_rule(object.__new__).meaning is Meaning.BUILTIN
 
 
 def test_standard_library_functions_run_natively_unless_pure_helpers():
@@ -100,7 +108,7 @@ def test_standard_library_functions_run_natively_unless_pure_helpers():
     assert first_rule(logging.info).break_kind == "print_or_io"
     assert first_rule(posixpath.join).meaning is Meaning.NATIVE
     assert first_rule(posixpath.join).break_kind == "unsupported_call"
-    assert first_rule(copy.deepcopy).meaning is Meaning.INLINE
+    assert first_rule(copy.copy).meaning is Meaning.INLINE
 
 
 def test_calling_a_class_by_its_kind_in_order():

@@ -249,6 +249,12 @@ class KnownObjectValue(Value):
     def identity(self):
         return self.obj
 
+    def truth(self, state):
+        cls = type(self.obj)
+        if not cls.__flags__ & (1 << 9) and not hasattr(cls, "__bool__") and not hasattr(cls, "__len__"):
+            return True  # a builtin type (it cannot change) without __bool__ or __len__: always true
+        return super().truth(state)
+
 
 class MethodCallValue(Value):
     """`obj.name` for a method the value models through `call_method` (list.append, dict.items, ...)."""

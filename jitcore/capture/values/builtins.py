@@ -23,10 +23,10 @@ from jitcore.capture.values.generator import GeneratorValue
 from jitcore.capture.values.iter_adapters import EnumerateValue, FilterValue, MapValue, ReversedListValue, ZipValue
 from jitcore.capture.values.iterator import IteratorValue, LiveIteratorValue, is_iterator
 from jitcore.capture.values.objects import ClassValue
+from jitcore.capture.values.object_id import object_id, same_object
 from jitcore.capture.values.sequence import TupleValue, ListValue
 from jitcore.capture.values.mapping import DictValue, mapping_entries, pairs_entries
 from jitcore.capture.values.sets import construct_set
-from jitcore.capture.values.identity_number import IdNumberValue
 from jitcore.capture.values.super_lookup import super_attribute
 
 __all__ = ["BuiltinValue", "apply_binary"]
@@ -199,13 +199,11 @@ def _is(state, a, b):
     if (ia is None and not isinstance(a, ConstantValue)) or (ib is None and not isinstance(b, ConstantValue)):
         if a.python_type() is not b.python_type():
             return const(False)
-        raise GraphBreak("unsupported_value", f"`is` between {a.kind_name} and {b.kind_name}")
+        return const(same_object(a, b))  # objects made in the call against each other or known ones
     return const(ia is ib)
 
 
-@_rule(id)
-def _id(state, obj):
-    return IdNumberValue(obj, _is)
+_register(id, object_id)
 
 
 @_rule(functools.reduce)
@@ -550,11 +548,19 @@ _register(any, _truth_reduce(True))
 _register(all, _truth_reduce(False))
 
 
-@_rule(int, float, bool, complex)
+@_rule(int, float, complex)
 def _number(state, *args, **kwargs):
     for a in args:
         if a.is_tensor():
             raise GraphBreak("data_dependent", "converting a tensor to a Python number")
+    return NotImplemented
+
+
+@_rule(bool)
+def _bool(state, *args, **kwargs):
+    _number(state, *args, **kwargs)
+    if len(args) == 1 and not kwargs and args[0].constant() is NOT_CONSTANT:
+        return const(args[0].truth(state))  # bool(v) is v's truth, as an `if` tests it
     return NotImplemented
 
 

@@ -180,6 +180,22 @@ def _bare_object(state, cls, args, kwargs):
 
 register_callable(object, KNOWN_CALLABLE, CallRule("object", Meaning.CONSTRUCT, _bare_object))
 
+
+def _object_new(state, fn, args, kwargs):
+    """object.__new__(cls): an instance without __init__ (copyreg.__newobj__ for copy and pickle, a class's own
+    __new__ calling super().__new__(cls)), for the classes NewObjectValue models."""
+    if kwargs or len(args) != 1:
+        return NotImplemented
+    cls = args[0].constant()
+    if cls is object:
+        return BareObjectValue()
+    if cls is NOT_CONSTANT or not constructible(cls):
+        return NotImplemented
+    return NewObjectValue(cls)
+
+
+register_callable(object.__new__, KNOWN_CALLABLE, CallRule("object.__new__", Meaning.BUILTIN, _object_new))
+
 _REGION = CallRule("grad-mode or autocast region", Meaning.CONSTRUCT, _region)
 for _cls in REGION_CLASSES:
     register_callable(_cls, KNOWN_CALLABLE, _REGION)

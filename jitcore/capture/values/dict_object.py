@@ -16,7 +16,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource
 from jitcore.capture.values.base import NOT_CONSTANT, MethodCallValue
 from jitcore.capture.values.constant import const
-from jitcore.capture.values.mapping import DictValue, key_source
+from jitcore.capture.values.mapping import AttributeDictValue, DictValue, key_source
 from jitcore.capture.values.objects import ClassValue
 from jitcore.capture.values.user_object import (_DunderProtocol, _class_attribute, class_lookup, relied_class_lookup,
                                                 default_store, default_delete, _MISSING)
@@ -73,7 +73,7 @@ class NewDictObjectValue(_DunderProtocol, DictValue):
         if name == "__class__":
             return ClassValue(cls)
         if name == "__dict__":
-            return _AttrDict(self)
+            return AttributeDictValue(self)
         raw = relied_class_lookup(state, cls, name)
         if isinstance(raw, property) or (raw is not _MISSING and hasattr(type(raw), "__set__")
                                          and not _is_dict_slot(raw)):
@@ -153,19 +153,6 @@ class NewDictObjectValue(_DunderProtocol, DictValue):
         items = "".join(f"({key_source(codegen, k)}, {codegen.load(v)}), " for k, v in self.items.items())
         attrs = "".join(f"{name!r}: {codegen.load(v)}, " for name, v in self.attrs.items())
         return f"{build}({cls}, ({items}), {{{attrs}}})"
-
-
-class _AttrDict(DictValue):
-    """`obj.__dict__` of a NewDictObjectValue: reads and writes go to its attributes."""
-
-    __slots__ = ("owner",)
-
-    def __init__(self, owner):
-        super().__init__(owner.attrs, None)
-        self.owner = owner
-
-    def reconstruct(self, codegen):
-        return f"{codegen.load(self.owner)}.__dict__"
 
 
 def _is_dict_slot(raw) -> bool:

@@ -6,11 +6,13 @@ override is that builtin's slot, so calling it means what the operator means, wi
 binary slot answers NotImplemented (it does not try the reflected side) when the operand's type is not one it
 accepts (`(1).__eq__(1.0)`, `[1].__add__((2,))`). Both forms go through `call_dunder`: the bound method
 (`attribute()`, asked by LOAD_ATTR and getattr() for a kind that sets `Value.builtin_dunders`) and the unbound
-descriptor (`list.__getitem__`: a call rule per descriptor, registered here).
+descriptor (`list.__getitem__`: a call rule per descriptor, registered here). The other unbound methods of the
+builtin containers (`dict.copy(d)`, `list.append(lst, x)`) are the method called on the receiver.
 """
 from __future__ import annotations
 
 import operator
+import types
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value, KnownObjectValue
@@ -159,3 +161,29 @@ for _base in _OPERANDS:
         if _slot is not None:
             register_callable(_slot, KNOWN_CALLABLE,
                               CallRule(f"{_base.__name__}.{_name}", Meaning.BUILTIN, _unbound(_base, _name)))
+
+
+# -- unbound methods of the builtin containers: `dict.copy(d)`, `list.append(lst, x)` (copy.copy's dispatch
+# table holds them) mean the method called on the receiver, when the receiver is one of that type
+_CONTAINERS = (list, tuple, dict, set, frozenset)
+
+
+def _unbound_method(base, name):
+    def handler(state, fn, args, kwargs):
+        if not args:
+            return NotImplemented
+        receiver, rest = args[0], list(args[1:])
+        tp = receiver.python_type()
+        if tp is base:
+            return receiver.call_method(state, name, rest, kwargs)
+        if issubclass(tp, base) and receiver.has_builtin_methods:
+            return receiver.builtin_call_method(state, name, rest, kwargs)
+        return NotImplemented
+    return handler
+
+
+for _base in _CONTAINERS:
+    for _name, _method in vars(_base).items():
+        if type(_method) is types.MethodDescriptorType and not _name.startswith("__"):
+            register_callable(_method, KNOWN_CALLABLE, CallRule(f"{_base.__name__}.{_name}", Meaning.BUILTIN,
+                                                                _unbound_method(_base, _name)))

@@ -13,9 +13,10 @@ from jitcore.capture.values.base import Value, NOT_CONSTANT, MethodCallValue
 from jitcore.capture.values.constant import const, fold, register_container
 from jitcore.capture.values.function import UserMethodValue
 from jitcore.capture.values.iterator import DictIteratorValue
+from jitcore.capture.values.object_id import ObjectIdValue
 from jitcore.capture.values.sequence import ListValue, TupleValue
 
-__all__ = ["DictValue", "DictViewValue", "mapping_entries", "pairs_entries", "IdentityKey", "key_value", "key_source"]
+__all__ = ["DictValue", "AttributeDictValue", "DictViewValue", "mapping_entries", "pairs_entries", "IdentityKey", "IdKey", "key_value", "key_source"]
 
 
 class IdentityKey:
@@ -37,6 +38,19 @@ class IdentityKey:
         return f"<{self.value.kind_name}>"
 
 
+class IdKey(IdentityKey):
+    """A dict key that is an id() token (values/object_id.py): equal to another exactly when both name the same
+    object (a graph break where that is not known)."""
+
+    __slots__ = ()
+
+    def __hash__(self):
+        return self.value.key_hash()
+
+    def __eq__(self, other):
+        return isinstance(other, IdKey) and self.value.same_as(other.value)
+
+
 def key_value(k) -> Value:
     """The value of a dict key as stored by `_key`."""
     return k.value if isinstance(k, IdentityKey) else const(k)
@@ -49,6 +63,8 @@ def key_source(codegen, k) -> str:
 
 def _key_error(k) -> GraphBreak:
     """The KeyError Python raises for missing key k; for a tensor key (whose message prints its data) a break."""
+    if isinstance(k, IdKey):
+        return GraphBreak.raises(KeyError)  # its argument, the number, is not known here (str(e) breaks)
     if isinstance(k, IdentityKey):
         return GraphBreak("unsupported_value", "a KeyError whose key is a tensor")
     return GraphBreak.raises(KeyError, f"{k!r}", args=(k,))
@@ -57,6 +73,8 @@ def _key_error(k) -> GraphBreak:
 def _key(state, key):
     k = key.constant()
     if k is NOT_CONSTANT:
+        if isinstance(key, ObjectIdValue):
+            return IdKey(key)
         if key.is_tensor() and key.identity() is not None:
             # a tensor hashes by id(): two keys are one entry exactly when they are the same tensor
             return IdentityKey(key)
@@ -319,6 +337,23 @@ def pairs_entries(state, iterable) -> dict:
 
 
 _VIEW_TYPES = {"keys": type({}.keys()), "values": type({}.values()), "items": type({}.items())}
+
+
+class AttributeDictValue(DictValue):
+    """`obj.__dict__` of an object made while tracing (its `attrs`: name -> value): reads and writes through it
+    are the object's attributes, as in Python."""
+
+    __slots__ = ("owner",)
+
+    def __init__(self, owner):
+        super().__init__(owner.attrs, None)
+        self.owner = owner
+
+    def children(self):
+        return [self.owner, *super().children()]
+
+    def reconstruct(self, codegen):
+        return f"{codegen.load(self.owner)}.__dict__"
 
 
 class DictViewValue(Value):

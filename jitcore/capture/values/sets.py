@@ -15,6 +15,8 @@ from jitcore.capture.values.base import Value, NOT_CONSTANT, MethodCallValue
 from jitcore.capture.values.constant import const, fold, register_container
 from jitcore.capture.values.iterator import SetIteratorValue
 from jitcore.capture.values.set_layout import Layout, rebuild, stable_member
+from jitcore.capture.values.mapping import IdKey
+from jitcore.capture.values.object_id import ObjectIdValue
 
 __all__ = ["SetValue", "construct_set"]
 
@@ -28,6 +30,8 @@ def member_key(state, value):
         except TypeError as exc:
             raise GraphBreak.raises(TypeError, str(exc)) from None
         return ("value", c)
+    if isinstance(value, ObjectIdValue):
+        return ("id()", IdKey(value))
     real = value.identity()
     if real is not None and type(real).__hash__ is object.__hash__ or value.is_tensor():
         return ("id", id(real))

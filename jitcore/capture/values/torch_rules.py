@@ -36,7 +36,7 @@ _TORCH_ROOT = os.path.join(os.path.dirname(os.path.realpath(torch.__file__)), ""
 #: standard-library modules whose Python functions are traced like user code (pure helpers, no I/O)
 _INLINED_STDLIB = frozenset({"functools", "dataclasses", "typing", "enum", "abc", "collections", "operator",
                              "copy", "numbers", "types", "contextlib", "math", "itertools", "string",
-                             "unittest", "heapq"})
+                             "unittest", "heapq", "copyreg"})
 #: standard-library modules whose calls are reported as I/O
 _IO_STDLIB = frozenset({"logging", "io", "warnings", "pprint", "builtins", "sys", "traceback", "pickle", "json",
                         "csv", "shutil", "pathlib", "tempfile", "subprocess"})
@@ -265,3 +265,8 @@ register_predicate(NATIVE_LIBRARY, lambda fn: _native_root(fn) in _IO_STDLIB,
                    CallRule("standard-library I/O", Meaning.NATIVE, break_kind="print_or_io"))
 register_predicate(NATIVE_LIBRARY, lambda fn: _native_root(fn) not in (None, *_IO_STDLIB),
                    CallRule("standard-library function", Meaning.NATIVE, break_kind="unsupported_call"))
+# copy.deepcopy of a tensor: Tensor.__deepcopy__ reads storages and data pointers, which fake tensors do not
+# have; the copy runs in Python at a break (as under torch.compile)
+for _deepcopy in {torch.Tensor.__deepcopy__, torch.nn.Parameter.__deepcopy__}:
+    register_callable(_deepcopy, TORCH_RUNTIME, CallRule("Tensor.__deepcopy__", Meaning.NATIVE,
+                                                         break_kind="unsupported_call"))

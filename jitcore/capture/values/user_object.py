@@ -2,13 +2,14 @@
 inside the captured function (their attributes are values until the result is rebuilt).
 
 Attribute lookup follows Python's order for the cases modelled: data descriptors (property) on the class, then
-the instance dict, then class attributes (functions become bound methods). A class with its own __getattribute__,
-__getattr__ or __setattr__ is not modelled (graph break), since its attribute access can run arbitrary code.
+the instance dict, then class attributes (functions become bound methods). A class's own __getattribute__,
+__getattr__ or __setattr__ written in Python is inlined like any method; one implemented in C is a graph break.
 """
 from __future__ import annotations
 
 import abc
 import collections
+import copyreg
 import types
 
 from jitcore.guards import DictKeysMatch
@@ -18,10 +19,11 @@ from jitcore.capture.sources import AttrSource
 from jitcore.capture.values.base import Value, MethodCallValue
 from jitcore.capture.values.call_rules import Meaning, first_rule
 from jitcore.capture.values.constant import const
-from jitcore.capture.values.mapping import DictValue
 from jitcore.capture.values.function import UserMethodValue
+from jitcore.capture.values.mapping import AttributeDictValue
 from jitcore.capture.values.objects import ClassValue, pending_class_attribute
 from jitcore.capture.values.opaque import OpaqueValue, DeferredMethodValue
+from jitcore.capture.values.sequence import TupleValue
 from jitcore.capture.values.wrapping import wrap
 
 __all__ = ["UserObjectValue", "NewObjectValue", "is_plain_instance", "class_lookup", "relied_class_lookup"]
@@ -165,6 +167,9 @@ def _class_attribute(state, self_value, cls, name, raw, source=None):
             and not self_value.has_plain_getattr:
         # super().get(...) in a dict subclass: the builtin method on the container value
         return MethodCallValue(self_value, name, builtin=True)
+    if raw is object.__reduce_ex__ and isinstance(self_value, (UserObjectValue, NewObjectValue)):
+        # copy.copy / copy.deepcopy / pickle of a plain instance: the protocol-2 reduction object gives
+        return _DefaultReduce(self_value)
     if raw is object.__getattribute__ and self_value.has_plain_getattr:
         # `super().__getattribute__(key)` inside a class's own __getattribute__: the default lookup
         return _DefaultSlot(self_value, store=False)
@@ -197,6 +202,45 @@ class _DefaultSlot(Value):
             return self.target.plain_getattr(state, name)
         self.target.raw_setattr(state, name, args[1])
         return const(None)
+
+
+class _DefaultReduce(Value):
+    """`obj.__reduce_ex__` where it is object's (what copy.copy, copy.deepcopy and pickle call): for protocol 2 and
+    up on an instance with a plain `__dict__`, `(copyreg.__newobj__, (cls,), its __dict__ or None, None, None)`,
+    as typeobject.c's reduce_newobj builds it. A class that customises any step (its own __reduce__,
+    __getstate__, __getnewargs__[_ex__], __slots__) is a graph break: the call runs natively."""
+
+    __slots__ = ("owner",)
+
+    def __init__(self, owner):
+        super().__init__(None)
+        self.owner = owner
+
+    def python_type(self):
+        return types.BuiltinMethodType
+
+    def children(self):
+        return [self.owner]
+
+    def call(self, state, args, kwargs):
+        cls = self.owner.python_type()
+        protocol = args[0].constant() if len(args) == 1 and not kwargs else None
+        if type(protocol) is not int or protocol < 2:
+            raise GraphBreak("unsupported_call", f"{cls.__name__}.__reduce_ex__ with these arguments")
+        custom = [name for name, default in (("__reduce__", object.__reduce__),
+                                             ("__getstate__", object.__getstate__),
+                                             ("__getnewargs_ex__", _MISSING), ("__getnewargs__", _MISSING))
+                  if relied_class_lookup(state, cls, name) is not default]
+        if custom or has_slots(cls):
+            raise GraphBreak("unsupported_call", f"{cls.__name__}.__reduce_ex__ of a class with its own "
+                                                 f"{', '.join(custom) or '__slots__'}")
+        instance_dict = self.owner.getattr(state, "__dict__")
+        state_value = instance_dict if instance_dict.truth(state) else const(None)
+        return TupleValue([wrap(state, copyreg.__newobj__, None), TupleValue([ClassValue(cls)]), state_value,
+                           const(None), const(None)])
+
+    def reconstruct(self, codegen):
+        return f"{codegen.load(self.owner)}.__reduce_ex__"
 
 
 class UserObjectValue(_DunderProtocol, OpaqueValue):
@@ -368,6 +412,7 @@ class NewObjectValue(_DunderProtocol, Value):
     __slots__ = ("cls", "attrs")
     needs_identity = True
     has_raw_setattr = True
+    has_plain_getattr = True
 
     def __init__(self, cls):
         super().__init__(None)
@@ -383,10 +428,14 @@ class NewObjectValue(_DunderProtocol, Value):
         return self.cls
 
     def getattr(self, state, name):
-        if name == "__class__":
-            return ClassValue(self.cls)
-        if name == "__dict__" and _has_instance_dict(self.cls):
-            return _InstanceDictValue(self)
+        hook = relied_class_lookup(state, self.cls, "__getattribute__")
+        if hook is not object.__getattribute__:
+            # a class's Python __getattribute__ (config objects map names through one): inlined like any method
+            return state.inline_call(hook, [self, const(name)], {})
+        return self.plain_getattr(state, name)
+
+    def plain_getattr(self, state, name):
+        """object.__getattribute__(obj, name), then the class's Python __getattr__ when that fails."""
         try:
             return self._plain_getattr(state, name)
         except GraphBreak as brk:
@@ -399,6 +448,11 @@ class NewObjectValue(_DunderProtocol, Value):
             return state.inline_call(hook, [self, const(name)], {})
 
     def _plain_getattr(self, state, name):
+        if name == "__class__":
+            return ClassValue(self.cls)
+        if name == "__dict__" and _has_instance_dict(self.cls):
+            # the instance dict: a live view of the attributes
+            return AttributeDictValue(self)
         raw = relied_class_lookup(state, self.cls, name)
         if isinstance(raw, types.MemberDescriptorType):
             # a __slots__ attribute: stored with the others, unset until assigned
@@ -432,7 +486,8 @@ class NewObjectValue(_DunderProtocol, Value):
         if hook is not object.__setattr__:
             if not isinstance(hook, types.FunctionType):
                 raise GraphBreak("unsupported_call", f"{self.cls.__name__}.__setattr__")
-            # a frozen dataclass's __setattr__ raises FrozenInstanceError: traced, so `except` sees it
+            # a class's Python __setattr__ (validation, bookkeeping; a frozen dataclass's raises
+            # FrozenInstanceError): traced, so `except` sees what it raises; super().__setattr__ stores
             state.inline_call(hook, [self, const(name), value], {})
             return
         self.raw_setattr(state, name, value)
@@ -500,36 +555,23 @@ def _has_instance_dict(cls) -> bool:
         "__slots__" in vars(klass) for klass in cls.__mro__ if klass is not object)
 
 
-class _InstanceDictValue(DictValue):
-    """`o.__dict__` of an object made inside: its very attributes (reads and writes go both ways); rebuilt as
-    the rebuilt object's own dict."""
-
-    __slots__ = ("owner",)
-
-    def __init__(self, owner):
-        super().__init__(owner.attrs)
-        self.owner = owner
-
-    def children(self):
-        return [self.owner, *super().children()]
-
-    def reconstruct(self, codegen):
-        return f"{codegen.load(self.owner)}.__dict__"
-
-
 def constructible(cls) -> bool:
-    """A class whose instances NewObjectValue can model: default __new__ and attribute lookup, no __slots__.
-
-    `__setattr__` must be object's, or a frozen dataclass's (its generated __init__ assigns through
-    object.__setattr__, which the builtin rules model).
+    """A class whose instances NewObjectValue can model: default __new__, a Python class layout; attribute hooks
+    (`__getattribute__`, `__getattr__`, `__setattr__`) object's or Python functions (inlined; a frozen dataclass's
+    generated __init__ assigns through object.__setattr__, which the builtin rules model).
     """
     if not isinstance(cls, type) or type(cls) not in (type, abc.ABCMeta) or cls.__module__ == "builtins":
         return False
-    params = getattr(cls, "__dataclass_params__", None)
-    setattr_ok = cls.__setattr__ is object.__setattr__ or (params is not None and params.frozen)
-    getattr_hook = class_lookup(cls, "__getattr__")
+    hooks_ok = all(class_lookup(cls, name) in (default, _MISSING) or isinstance(class_lookup(cls, name),
+                                                                              types.FunctionType)
+                   for name, default in (("__setattr__", object.__setattr__),
+                                         ("__getattribute__", object.__getattribute__), ("__getattr__", _MISSING)))
     # __slots__ are stored like other attributes (`_build_object` sets them through object.__setattr__); a
     # builtin base's layout is not modelled: every class on the MRO but object is a Python class
-    return (cls.__new__ is object.__new__ and setattr_ok and cls.__getattribute__ is object.__getattribute__
-            and (getattr_hook is _MISSING or isinstance(getattr_hook, types.FunctionType))
+    return (cls.__new__ is object.__new__ and hooks_ok
             and all(klass is object or klass.__flags__ & (1 << 9) for klass in cls.__mro__))
+
+
+def has_slots(cls) -> bool:
+    """Some class in cls's MRO declares non-empty __slots__ (instance state outside __dict__)."""
+    return any(vars(klass).get("__slots__") for klass in cls.__mro__[:-1])
