@@ -58,6 +58,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="compilers to measure (default jitcore,torch.compile)")
     parser.add_argument("--steady-calls", type=int, default=5,
                         help="timed calls after the first, median reported (default 5; 0: no steady timing)")
+    parser.add_argument("--caches", choices=("fresh", "shared"), default="fresh",
+                        help="inductor/Triton caches: fresh (default: every measured compile gets its own empty "
+                             "cache directory, so neither compiler or a concurrent job hits the other's entries) "
+                             "or shared (torch's defaults)")
     parser.add_argument("--in-process", action="store_true",
                         help="run the models in this process, without timeouts (faster start; tests use it)")
     parser.add_argument("--markdown", action="store_true", help="print the per-model table as markdown")
@@ -130,12 +134,14 @@ def main(argv=None) -> int:
         except ImportError:
             pass
         meta["commit"] = _commit()
+        meta["caches"] = options.caches
         print(f"{len(entries)} models, {options.device}, backend {backend}, timeout {options.timeout:.0f}s",
               flush=True)
         records = runner.run(entries, device=options.device, backend=backend, timeout=options.timeout,
                              jobs=options.jobs, threads=options.threads, json_path=options.json, meta=meta,
                              progress=lambda r: print(_line(r), flush=True), compilers=_compilers(options.compilers),
-                             in_process=options.in_process, steady_calls=options.steady_calls)
+                             in_process=options.in_process, steady_calls=options.steady_calls,
+                             caches=options.caches)
     print()
     print("\n".join(summary.Summary.of(records).lines()))
     extra = summary.more_graphs(records)

@@ -135,3 +135,60 @@ def test_catalogue_names_and_selection():
     assert catalogue.timm_family("seresnext26t_32x4d", "resnet") == "resnet.seresnext"
     assert catalogue.tv_family("mobilenet_v3_small") == "mobilenet_v3"
     assert catalogue.tv_family("regnet_y_400mf") == "regnet_y"
+
+
+def test_fresh_caches_give_each_compile_its_own_directory_and_put_the_environment_back(monkeypatch):
+    from tools.zoo.measure import compile_caches
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/somewhere/else")
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
+    seen = []
+    for _ in range(2):
+        with compile_caches("fresh") as folder:
+            import os
+            seen.append((folder, os.environ["TORCHINDUCTOR_CACHE_DIR"], os.environ["TRITON_CACHE_DIR"]))
+            assert os.path.isdir(folder) and not os.listdir(folder)
+        assert not os.path.exists(folder)
+    (first, inductor1, triton1), (second, inductor2, _) = seen
+    assert first != second and inductor1 == first and inductor2 == second and triton1.startswith(first)
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == "/somewhere/else" and "TRITON_CACHE_DIR" not in os.environ
+    with compile_caches("shared") as folder:
+        assert folder is None and os.environ["TORCHINDUCTOR_CACHE_DIR"] == "/somewhere/else"
+    with pytest.raises(ValueError, match="fresh, shared"):
+        with compile_caches("none"):
+            pass
+
+
+def test_each_measured_compiler_compiles_inside_its_own_fresh_cache_directory():
+    """Both compilers' backends run while TORCHINDUCTOR_CACHE_DIR names a directory of their own (a backend
+    registered under one name for jitcore and torch.compile records it), so the second compiler of a model, or
+    a concurrent job, never finds the first one's inductor cache entries."""
+    import os
+
+    from torch._dynamo.backends import registry as dynamo_registry
+
+    from jitcore.backends import registry as jit_registry
+    from tools.zoo.build import Built
+    from tools.zoo.measure import measure
+
+    dirs = []
+
+    def probe(gm, example_inputs):
+        dirs.append(os.environ.get("TORCHINDUCTOR_CACHE_DIR"))
+        return gm.forward
+
+    name = "zoo_cache_probe"
+    if name not in jit_registry.list_names():
+        jit_registry.register_backend(name, probe)
+    if name not in dynamo_registry._BACKENDS:
+        dynamo_registry.register_backend(probe, name=name)
+    before = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+    record: dict = {}
+    measure(Built(model, (torch.randn(2, 4),), {}), record, lambda: None, torch.device("cpu"), name,
+            steady_calls=0, caches="fresh")
+    assert record["jitcore"]["correct"] and record["torch"]["correct"] and record["caches"] == "fresh"
+    jitcore_dirs = set(dirs[:record["jitcore"]["graphs"]])
+    torch_dirs = set(dirs[-record["torch"]["graphs"]:])
+    assert len(jitcore_dirs) == 1 and len(torch_dirs) == 1 and None not in jitcore_dirs | torch_dirs
+    assert jitcore_dirs != torch_dirs
+    assert os.environ.get("TORCHINDUCTOR_CACHE_DIR") == before

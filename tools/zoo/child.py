@@ -18,7 +18,7 @@ import torch  # noqa: E402
 
 from tools.zoo.build import BuildError, build  # noqa: E402
 from tools.zoo.catalogue import parse  # noqa: E402
-from tools.zoo.measure import COMPILERS, STEADY_CALLS, measure, warm_up  # noqa: E402
+from tools.zoo.measure import CACHES, COMPILERS, STEADY_CALLS, compile_caches, measure, warm_up  # noqa: E402
 
 
 def _saver(path: str):
@@ -31,7 +31,7 @@ def _saver(path: str):
 
 
 def run_entry(name: str, device: str, backend: str, save, compilers=COMPILERS,
-              steady_calls: int = STEADY_CALLS) -> dict:
+              steady_calls: int = STEADY_CALLS, caches: str = "fresh") -> dict:
     """Build and measure one model; `save(record)` is called whenever the record grows."""
     entry = parse(name)
     record = {"name": entry.name, "library": entry.library, "kind": entry.kind, "compilers": list(compilers),
@@ -49,9 +49,10 @@ def run_entry(name: str, device: str, backend: str, save, compilers=COMPILERS,
         return record
     record["params"] = sum(p.numel() for p in built.model.parameters())
     record["build_s"] = round(time.perf_counter() - started, 2)
-    warm_up(torch.device(device), backend, compilers)
+    with compile_caches(caches):
+        warm_up(torch.device(device), backend, compilers)
     try:
-        measure(built, record, saving, torch.device(device), backend, compilers, steady_calls)
+        measure(built, record, saving, torch.device(device), backend, compilers, steady_calls, caches)
     except Exception as exc:  # eager itself failed on the inputs: nothing to compare against
         if record.get("phase") != "eager":
             raise
@@ -69,12 +70,14 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
     parser.add_argument("--compilers", default="jitcore,torch", help="which compilers to measure, in order")
     parser.add_argument("--steady-calls", type=int, default=STEADY_CALLS, help="timed calls after the first")
+    parser.add_argument("--caches", choices=CACHES, default="fresh",
+                        help="inductor/Triton caches per measured compile (tools/zoo/measure.CACHES)")
     options = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     if options.threads:
         torch.set_num_threads(options.threads)
     run_entry(options.name, options.device, options.backend, _saver(options.out),
-              tuple(options.compilers.split(",")), options.steady_calls)
+              tuple(options.compilers.split(",")), options.steady_calls, options.caches)
     return 0
 
 

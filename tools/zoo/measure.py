@@ -9,8 +9,13 @@ Entry point: `measure(built, record, save, device, backend)`.
 """
 from __future__ import annotations
 
+import contextlib
 import gc
+import os
+import shutil
 import statistics
+import sys
+import tempfile
 import time
 import traceback
 
@@ -21,10 +26,16 @@ from jitcore import backends as jit_backends
 from jitcore.report import console as jit_console
 from tools.zoo.compare import max_difference
 
-__all__ = ["measure", "warm_up", "COMPILERS", "STEADY_CALLS"]
+__all__ = ["measure", "warm_up", "compile_caches", "COMPILERS", "STEADY_CALLS", "CACHES"]
 
 #: the compilers a record can hold, by their key in it
 COMPILERS = ("jitcore", "torch")
+
+#: how each measured compile meets inductor's and Triton's caches: "fresh" (default) gives every compiler run of
+#: every model its own empty cache directory and clears inductor's in-memory caches first, so neither compiler
+#: finds what the other (or a concurrent child, with --jobs > 1) compiled; "shared" leaves torch's defaults
+CACHES = ("fresh", "shared")
+_CACHE_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
 
 #: steady-state calls per compiler (median reported); fewer when a call is slow
 STEADY_CALLS = 5
@@ -149,6 +160,42 @@ def _torch_compile(built, eager_out, device, backend, record, save, calls: int) 
     torch._dynamo.reset()
 
 
+@contextlib.contextmanager
+def compile_caches(caches: str):
+    """Inductor's and Triton's on-disk caches for one measured compile (see CACHES): with "fresh", a new
+    temporary directory named by TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR (read by inductor and Triton each
+    time they look a cache up) and inductor's in-memory caches cleared; the variables are put back and the
+    directory removed afterwards. Yields the directory (None for "shared")."""
+    if caches not in CACHES:
+        raise ValueError(f"caches must be one of {', '.join(CACHES)}, not {caches!r}")
+    if caches == "shared":
+        yield None
+        return
+    _clear_inductor_memory()
+    folder = tempfile.mkdtemp(prefix="zoo-inductor-")
+    before = {name: os.environ.get(name) for name in _CACHE_VARIABLES}
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = folder
+    os.environ["TRITON_CACHE_DIR"] = os.path.join(folder, "triton")
+    try:
+        yield folder
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        _clear_inductor_memory()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _clear_inductor_memory() -> None:
+    """Empty inductor's in-process caches (compiled modules, kernels), where inductor has been loaded."""
+    utils = sys.modules.get("torch._inductor.utils")
+    clear = getattr(utils, "clear_caches", None) or getattr(utils, "clear_inductor_caches", None)
+    if clear is not None:
+        clear()
+
+
 _warmed: set = set()
 
 
@@ -171,9 +218,10 @@ def warm_up(device: torch.device, backend: str, compilers=COMPILERS) -> None:
 
 
 def measure(built, record: dict, save, device: torch.device, backend: str, compilers=COMPILERS,
-            steady_calls: int = STEADY_CALLS) -> None:
+            steady_calls: int = STEADY_CALLS, caches: str = "fresh") -> None:
     """Fill `record` with eager's figures and those of each compiler (jitcore, torch) for `built`, in that
-    order; `save()` after each phase. `steady_calls=0` skips the steady-state timing (tests)."""
+    order; `save()` after each phase. `steady_calls=0` skips the steady-state timing (tests); `caches`: see
+    CACHES (each compiler's run, timed call and explain included, inside its own `compile_caches`)."""
     record["phase"] = "eager"
     save()
     with torch.no_grad():
@@ -188,7 +236,9 @@ def measure(built, record: dict, save, device: torch.device, backend: str, compi
             record["phase"] = name
             gc.collect()
             started = time.perf_counter()
-            runners[name](built, eager_out, device, backend, record, save, steady_calls)
+            with compile_caches(caches):
+                runners[name](built, eager_out, device, backend, record, save, steady_calls)
             record[name]["phase_s"] = round(time.perf_counter() - started, 2)
+        record["caches"] = caches
     record.pop("phase")
     save()
