@@ -7,6 +7,7 @@ reloads the value inside generated code). Sources hash by structure, so one valu
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from jitcore.guards.arrays import array_tensor
 from jitcore.guards.iterators import list_iterator_state, remaining_items
@@ -290,3 +291,30 @@ class TensorSizeSource(Source):
 
     def emit(self, codegen):
         return f"{self.base.emit(codegen)}.size({self.dim})"
+
+
+def _memoize(cls) -> None:
+    """A source is immutable and asked for its path, user name and hash again and again (wrap()'s cache, the
+    guard tree, module-state batching, messages), each of which walks its whole chain of bases: compute each once
+    per source object. (cached_property stores into the instance dict, which a frozen dataclass allows.)"""
+    for name in ("path", "user_name"):
+        prop = getattr(cls, name)
+        if isinstance(prop, property):
+            cached = functools.cached_property(prop.fget)
+            cached.__set_name__(cls, name)
+            setattr(cls, name, cached)
+    plain_hash = cls.__hash__
+
+    def __hash__(self, _plain=plain_hash):
+        try:
+            return self.__dict__["_hash"]
+        except KeyError:
+            value = self.__dict__["_hash"] = _plain(self)
+            return value
+    cls.__hash__ = __hash__
+
+
+for _cls in (LocalSource, GlobalSource, ModuleGlobalSource, BuiltinSource, CellSource, CellObjectSource, AttrSource,
+             ItemSource, ModuleDictSource, IteratorRestSource, ListIteratorStateSource, HeldSource,
+             ArrayTensorSource, TensorSizeSource):
+    _memoize(_cls)

@@ -25,9 +25,30 @@ _MIN_ITEMS = 4
 
 
 def source_reader(params, args, cells, fn_globals, builtins):
-    """read(source) -> the object the source names for these live arguments."""
+    """read(source) -> the object the source names for these live arguments. Each source is read once: a source
+    whose base was read already takes only its own steps from there (the batch reads every parameter of a model
+    through the same chains of submodules)."""
+    memo = {}
+
     def read(source):
-        path = source.path
+        try:
+            return memo[source]
+        except (KeyError, TypeError):
+            pass
+        base = getattr(source, "base", None)
+        if isinstance(base, Source):
+            value = read(base)
+            for step in source.path[len(base.path):]:
+                value = read_step(value, step)
+        else:
+            value = _read_path(source.path)
+        try:
+            memo[source] = value
+        except TypeError:  # a source over an unhashable key is read again next time
+            pass
+        return value
+
+    def _read_path(path):
         kind, key = path[0]
         if kind == "local":
             value = args[params.index(key)]

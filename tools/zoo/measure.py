@@ -199,22 +199,52 @@ def _clear_inductor_memory() -> None:
 _warmed: set = set()
 
 
+class _WarmUp(torch.nn.Module):
+    """The layers most models are made of (convolution, batch and layer norm, linear, embedding, attention, the
+    usual activations), so that compiling it loads and sets up what every first call of a model would otherwise
+    pay for once per process: lazily imported decompositions and meta functions, fake-tensor machinery."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.bn = torch.nn.BatchNorm2d(4)
+        self.fc = torch.nn.Linear(4, 4)
+        self.ln = torch.nn.LayerNorm(4)
+        self.emb = torch.nn.Embedding(10, 4)
+        self.mha = torch.nn.MultiheadAttention(4, 2, batch_first=True)
+
+    def forward(self, x, ids):
+        y = torch.nn.functional.hardswish(self.bn(self.conv(x))).mean((2, 3))
+        y = self.ln(torch.nn.functional.gelu(self.fc(y))) + self.emb(ids).sum(1)
+        q = y[:, None, :]
+        y = y + torch.nn.functional.scaled_dot_product_attention(q, q, q).squeeze(1) + self.mha(q, q, q)[0][:, 0]
+        return torch.softmax(y, -1) + torch.nn.functional.silu(y) * torch.sigmoid(y).clamp(0, 1)
+
+
 def warm_up(device: torch.device, backend: str, compilers=COMPILERS) -> None:
-    """Compile a tiny function under each compiler first (once per process), so that neither pays one-off
-    imports and set-up inside a model's first call."""
-    def tiny(x):
-        return torch.relu(x) + 1
-    x = torch.randn(4, device=device)
+    """Compile a small model of common layers (`_WarmUp`) under each compiler first (once per process), so that
+    neither pays one-off imports and set-up inside a model's first call: whichever ran first would pay them for
+    both."""
+    model = _WarmUp().to(device).eval()
+    inputs = (torch.randn(2, 3, 8, 8, device=device), torch.randint(0, 10, (2, 3), device=device))
     for name in compilers:
         if (name, device, backend) in _warmed:
             continue
         _warmed.add((name, device, backend))
-        if name == "jitcore":
-            jit.compile(tiny, backend=backend)(x)
-            jit.reset()
-        else:
-            torch.compile(tiny, backend=backend)(x)
-            torch._dynamo.reset()
+        with torch.no_grad():
+            if name == "jitcore":
+                jit.compile(model, backend=backend)(*inputs)
+                jit.reset()
+            else:
+                torch.compile(model, backend=backend)(*inputs)
+                torch._dynamo.reset()
+
+
+def _forget_fake_results() -> None:
+    """Empty the fake-tensor dispatch cache, which FakeTensorMode keeps for the whole process: the second
+    compiler of a model would otherwise find the shapes of the first one's operations there."""
+    from torch._subclasses.fake_tensor import FakeTensorMode  # lazy: as the dynamo imports above
+    FakeTensorMode.cache_clear()
 
 
 def measure(built, record: dict, save, device: torch.device, backend: str, compilers=COMPILERS,
@@ -235,6 +265,7 @@ def measure(built, record: dict, save, device: torch.device, backend: str, compi
         for name in compilers:
             record["phase"] = name
             gc.collect()
+            _forget_fake_results()
             started = time.perf_counter()
             with compile_caches(caches):
                 runners[name](built, eager_out, device, backend, record, save, steady_calls)
