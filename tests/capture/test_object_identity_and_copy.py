@@ -188,3 +188,48 @@ def test_the_number_of_an_id_folds_only_for_an_object_pinned_by_identity():
     compiled = jit.compile(printed, backend="eager")
     assert compiled(randn(2), obj)[1] == str(id(obj))
     assert compiled(randn(2), other)[1] == str(id(other))  # guarded by identity: recompiled, never stale
+
+
+class Slotted:
+    __slots__ = ("v", "w")
+
+    def __init__(self, v):
+        self.v = v
+        self.w = [v]
+
+
+class OwnDeepcopy:
+    def __init__(self, v):
+        self.v = v
+
+    def __deepcopy__(self, memo):
+        return OwnDeepcopy(self.v * 10)
+
+
+def copy_slotted_and_own_deepcopy(x):
+    s = copy.deepcopy(Slotted(3))
+    o = copy.deepcopy(OwnDeepcopy(2))
+    return x + s.v + len(s.w) + o.v
+
+
+def test_slots_break_cleanly_and_a_python_deepcopy_method_is_traced():
+    check_against_eager(copy_slotted_and_own_deepcopy, (randn(3),), expected_graphs=None)
+    check_registered_against_eager(copy_slotted_and_own_deepcopy, (randn(3),))
+
+
+def test_ids_of_objects_passed_in_follow_their_identity_on_every_call():
+    def same(x, a, b):
+        return x + 1, id(a) == id(b), a is b, id(a) in {id(b)}
+
+    compiled = jit.compile(same, backend="eager")
+    one, other = [1], [1]
+    for a, b in ((one, other), (one, one), (other, one), (one, one)):
+        assert compiled(randn(2), a, b)[1:] == same(randn(2), a, b)[1:]
+    counting = CountingBackend()
+    jit.register(same)
+    try:
+        with jit.enabled(backend=counting):
+            for a, b in ((one, other), (one, one)):
+                assert same(randn(2), a, b)[1:] == (a is b, a is b, a is b)
+    finally:
+        jit.unregister(same)

@@ -234,7 +234,7 @@ class _DefaultReduce(Value):
         if custom or has_slots(cls):
             raise GraphBreak("unsupported_call", f"{cls.__name__}.__reduce_ex__ of a class with its own "
                                                  f"{', '.join(custom) or '__slots__'}")
-        instance_dict = self.owner.getattr(state, "__dict__")
+        instance_dict = self.owner.plain_getattr(state, "__dict__")  # C reads the dict, not via __getattribute__
         state_value = instance_dict if instance_dict.truth(state) else const(None)
         return TupleValue([wrap(state, copyreg.__newobj__, None), TupleValue([ClassValue(cls)]), state_value,
                            const(None), const(None)])
