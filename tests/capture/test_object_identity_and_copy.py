@@ -134,7 +134,8 @@ def deepcopy_of_tensors_in_a_dict(x):
 def test_copies_and_ids_stay_in_one_graph_through_both_doors(fn, args):
     check_against_eager(fn, args, expected_graphs=1)
     check_registered_against_eager(fn, args)
-    assert jit.explain(fn, *args).graph_break_count == 0
+    report = jit.explain(fn, *args)
+    assert report.graph_break_count == 0, str(report)
 
 
 def test_the_deep_copy_is_a_new_object_and_the_original_is_untouched():

@@ -10,7 +10,7 @@ memo, a `seen` set keyed by id). Two tokens are the same object when:
   pinned);
 - both are mutable objects (lists, dicts, sets, new objects) made during the call or passed in: the same value
   (wrap() makes one value per object passed in and guards the others distinct; a fresh object is never a
-  pre-existing one);
+  pre-existing one, known or not);
 - a value that holds a singleton constant (None, True, False, Ellipsis, NotImplemented): the same constant.
 Otherwise (two equal ints or strings, a tuple read from an input: whether Python shares them is not ours to know)
 the comparison is a graph break, never a guess. Anything that reads the number itself (arithmetic, ordering,
@@ -54,7 +54,10 @@ def same_object(a: Value, b: Value) -> bool:
     (kind_a, anchor_a), (kind_b, anchor_b) = _anchor(a), _anchor(b)
     if anchor_a is anchor_b:
         return True
-    if "opaque" in (kind_a, kind_b):
+    passed_in = (kind_a == "object" and a.source is not None) or (kind_b == "object" and b.source is not None)
+    if "opaque" in (kind_a, kind_b) or {kind_a, kind_b} == {"real", "object"} and passed_in:
+        # an object known by identity and a container passed in that holds no identity (a dict that contains
+        # itself reaches the capture as both): they may be one object
         raise GraphBreak("unsupported_value", f"comparing id() of a {a.kind_name} and a {b.kind_name} (whether "
                                               "Python shares such objects is not known)")
     return False
