@@ -112,6 +112,12 @@ def test_outcomes_geomeans_and_graph_gaps_of_the_summary():
     assert [r["name"] for r in summary.more_graphs(records)] == ["b", "c"]
     triage = summary.findings(records)
     assert "1 × error: SyntaxError" in triage and "`d`" in triage and "`g`" in triage
+    assert math.isnan(result.first_cpu_ratio) and "CPU time" not in result.lines()[-1]
+    records[0]["jitcore"]["first_cpu_s"], records[0]["torch"]["first_cpu_s"] = 1.0, 5.0
+    records[1]["jitcore"]["first_cpu_s"], records[1]["torch"]["first_cpu_s"] = 1.0, 1.25
+    with_cpu = summary.Summary.of(records)
+    assert math.isclose(with_cpu.first_cpu_ratio, (0.2 * 0.8) ** 0.5)
+    assert "first call in process CPU time 0.40x" in with_cpu.lines()[-1]
 
 
 def test_comparison_scales_to_eager_values_and_catches_structure():

@@ -76,6 +76,7 @@ class Summary:
     compared: int
     first_ratio: float
     steady_ratio: float
+    first_cpu_ratio: float
     fewer: int
     same: int
     more: int
@@ -89,10 +90,12 @@ class Summary:
         first = [r["jitcore"]["first_s"] / r["torch"]["first_s"] for r in both]
         steady = [r["jitcore"]["steady_s"] / r["torch"]["steady_s"] for r in both
                   if r["jitcore"].get("steady_s") and r["torch"].get("steady_s")]
+        first_cpu = [r["jitcore"]["first_cpu_s"] / r["torch"]["first_cpu_s"] for r in both
+                     if r["jitcore"].get("first_cpu_s") and r["torch"].get("first_cpu_s")]
         graphs = [(r["jitcore"].get("graphs", 0), r["torch"].get("graphs", 0)) for r in both]
         fallbacks = sum(1 for r in records if (r.get("jitcore") or {}).get("fallbacks"))
         return cls({k: counts.get(k, 0) for k in OUTCOMES}, {k: torch_counts.get(k, 0) for k in OUTCOMES},
-                   fallbacks, len(both), _geomean(first), _geomean(steady),
+                   fallbacks, len(both), _geomean(first), _geomean(steady), _geomean(first_cpu),
                    sum(0 < j < t for j, t in graphs), sum(j == t for j, t in graphs), sum(j > t for j, t in graphs),
                    sum(j == 0 < t for j, t in graphs))
 
@@ -105,7 +108,9 @@ class Summary:
             "torch.compile: " + ", ".join(f"{v} {k}" for k, v in self.torch_counts.items() if k not in _UNCOUNTED),
             f"both right on {self.compared}: jitcore graphs fewer {self.fewer} / same {self.same} / more {self.more} / "
             f"none where torch.compile has some {self.none}; "
-            f"geomean jitcore/torch.compile first call {self.first_ratio:.2f}x, steady {self.steady_ratio:.2f}x",
+            f"geomean jitcore/torch.compile first call {self.first_ratio:.2f}x, steady {self.steady_ratio:.2f}x"
+            + (f"; first call in process CPU time {self.first_cpu_ratio:.2f}x"
+               if self.first_cpu_ratio == self.first_cpu_ratio else ""),
         ]
 
 
