@@ -234,3 +234,64 @@ def test_ids_of_objects_passed_in_follow_their_identity_on_every_call():
                 assert same(randn(2), a, b)[1:] == (a is b, a is b, a is b)
     finally:
         jit.unregister(same)
+
+
+import typing  # noqa: E402
+
+_VALIDATORS = {typing.Union: "union", list: "list", typing.Literal: "literal"}
+
+
+@dataclasses.dataclass
+class Validated:
+    """A dataclass whose __setattr__ validates against the field's annotation, as huggingface_hub's strict
+    dataclasses (transformers' configs) do: typing introspection and a table keyed by typing forms."""
+    width: int = 2
+    kind: typing.Optional[str] = None
+    sizes: list[int] = dataclasses.field(default_factory=lambda: [1])
+    notes = ["class-level"]
+
+    def __setattr__(self, name, value):
+        annotation = type(self).__annotations__.get(name)
+        origin = typing.get_origin(annotation)
+        kind = _VALIDATORS.get(origin)
+        if kind == "union" and not isinstance(value, tuple(a for a in typing.get_args(annotation))):
+            raise TypeError(f"{name}: {value!r} is not {annotation}")
+        if annotation is int and not isinstance(value, int):
+            raise TypeError(f"{name} must be an int")
+        super().__setattr__(name, value)
+
+
+def validated_copy(x, config):
+    c = copy.deepcopy(config)
+    c.width = c.width * 3
+    c.kind = "wide"
+    return x * c.width + len(c.notes) + len(c.sizes), c.kind, config.kind
+
+
+def test_a_validating_dataclass_config_is_copied_and_set_in_one_graph():
+    config = Validated()
+    check_against_eager(validated_copy, (randn(3), config), expected_graphs=1)
+    check_registered_against_eager(validated_copy, (randn(3), config))
+    report = jit.explain(validated_copy, randn(3), config)
+    assert report.graph_break_count == 0, str(report)
+
+    def bad(x, config):
+        c = copy.deepcopy(config)
+        c.kind = 5
+        return x
+
+    with pytest.raises(TypeError, match="kind: 5 is not"):
+        jit.compile(bad, backend="eager")(randn(2), config)
+
+
+def test_a_class_attribute_read_through_an_object_made_inside_is_guarded():
+    def f(x):
+        return x + len(Validated().notes)
+
+    compiled = jit.compile(f, backend="eager")
+    assert torch.equal(compiled(randn(2)), f(randn(2)))
+    Validated.notes.append("more")
+    try:
+        assert torch.equal(compiled(randn(2)), f(randn(2)))  # recompiled: never the stale length
+    finally:
+        Validated.notes.pop()

@@ -30,7 +30,7 @@ from jitcore.capture.values.sets import SetValue
 from jitcore.capture.values.base import Value, NOT_CONSTANT, NULL, NullValue
 from jitcore.capture.values.builtins import BuiltinValue
 from jitcore.capture.values.call_rules import Meaning, first_rule
-from jitcore.capture.values.constant import ConstantValue, CONSTANT_TYPES, const
+from jitcore.capture.values.constant import ConstantValue, CONSTANT_TYPES, ANNOTATION_TYPES, const
 from jitcore.capture.values.function import (LookasideValue, UserFunctionValue, TorchFunctionValue, UserMethodValue,
                                              structural_function)
 from jitcore.capture.values.partial import PartialValue
@@ -113,10 +113,17 @@ def _is_namespace(state, value) -> bool:
     return module is not None and getattr(module, "__dict__", None) is value
 
 
+def _identity_class(k) -> bool:
+    meta = type(k)
+    return isinstance(k, type) and meta.__eq__ is type.__eq__ and meta.__hash__ is type.__hash__
+
+
 def _wrap_dict(state, value, source):
     keys = tuple(value.keys())
-    # classes as keys (a TestCase's _type_equality_funcs) hash and compare by identity, as plain `type`s do
-    if not all(type(k) in (str, int, type) for k in keys) or _is_namespace(state, value):
+    # classes as keys (a TestCase's _type_equality_funcs) hash and compare by identity, as plain `type`s do, and
+    # so do those of metaclasses that keep type's (ABCMeta); annotations compare by value (a validator's table)
+    if not all(type(k) in (str, int, type) or type(k) in ANNOTATION_TYPES or _identity_class(k) for k in keys) \
+            or _is_namespace(state, value):
         return OpaqueValue(value, source)
     if id(value) in state.ctx.wrapping:
         return OpaqueValue(value, source)  # a dict that holds itself: the inner reference is used natively
@@ -212,7 +219,7 @@ def _wrap_code(state, value, source):
 
 
 #: (exact type, wrapper) in the order the kinds claim them: a type claimed twice is a bug (test_opcode_table)
-_CLAIMS = [(t, _wrap_constant) for t in CONSTANT_TYPES] + [
+_CLAIMS = [(t, _wrap_constant) for t in CONSTANT_TYPES + ANNOTATION_TYPES] + [
     (types.CodeType, _wrap_code),
     (tuple, _wrap_tuple),
     (list, _wrap_list),

@@ -8,6 +8,7 @@ import inspect
 import re
 import operator
 import types
+import typing
 
 import torch
 
@@ -15,11 +16,17 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.iterator import is_iterator
 
-__all__ = ["ConstantValue", "BoundMethodValue", "CONSTANT_TYPES", "const", "fold", "register_container"]
+__all__ = ["ConstantValue", "BoundMethodValue", "CONSTANT_TYPES", "ANNOTATION_TYPES", "const", "fold", "register_container"]
 
 #: exact types whose instances are immutable and compared by value
 CONSTANT_TYPES = (int, float, bool, complex, str, bytes, type(None), type(Ellipsis), type(NotImplemented),
                   torch.dtype, torch.device, torch.layout, torch.memory_format, torch.Size, range, slice)
+
+#: type annotations (`int | None`, `list[int]`, `Optional[int]`, `Literal[1]`): immutable, compared by value; a
+#: dataclass validator (transformers' strict configs) reads their `__args__` / `__origin__` while setting a field
+ANNOTATION_TYPES = tuple({type(t) for t in (int | None, list[int], typing.Optional[int], typing.List[int],
+                                             typing.Literal[1], typing.Callable[[int], int],
+                                             typing.Annotated[int, 0], typing.Union, typing.Literal)})
 
 #: pure methods of constant types that may run at capture time
 _PURE_METHODS = {
@@ -88,7 +95,7 @@ class ConstantValue(Value):
 
     def getattr(self, state, name):
         attr = fold(state, getattr, self.value, name)
-        if callable(attr) and not isinstance(attr, type):
+        if callable(attr) and not isinstance(attr, type) and type(attr) not in ANNOTATION_TYPES:
             if name in _PURE_METHODS.get(type(self.value), ()):
                 return BoundMethodValue(self, name)
             raise GraphBreak("unsupported_call", f"method {type(self.value).__name__}.{name}")

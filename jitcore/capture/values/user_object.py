@@ -13,9 +13,10 @@ import copyreg
 import types
 
 from jitcore.guards import DictKeysMatch
+from jitcore.guards.tree import Held
 from jitcore.capture.breaks import GraphBreak, TracedException, raises_attribute_error
 from jitcore.capture.side_effects import DELETED
-from jitcore.capture.sources import AttrSource
+from jitcore.capture.sources import AttrSource, HeldSource
 from jitcore.capture.values.base import Value, MethodCallValue
 from jitcore.capture.values.call_rules import Meaning, first_rule
 from jitcore.capture.values.constant import const
@@ -470,7 +471,10 @@ class NewObjectValue(_DunderProtocol, Value):
             return pending
         if raw is _MISSING:
             raise GraphBreak.raises(AttributeError, f"'{self.cls.__name__}' object has no attribute '{name}'")
-        return _class_attribute(state, self, self.cls, name, raw)
+        # a plain class attribute (a list of names, a dict of defaults) is read from the class the entry holds,
+        # guarded and reloaded like any input
+        source = AttrSource(HeldSource(Held(self.cls), self.cls.__qualname__), name)
+        return _class_attribute(state, self, self.cls, name, raw, source)
 
     def has_attr(self, state, name) -> bool:
         try:
