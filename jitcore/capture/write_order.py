@@ -56,22 +56,42 @@ def _name(target) -> str:
     return target if isinstance(target, str) else getattr(target, "__name__", "") or ""
 
 
+def _storage_key(example):
+    """The storage a (fake) tensor's data lives in, as a key: views and detached aliases share it; None when it
+    cannot be told (then any input the value was computed from counts as written)."""
+    try:
+        return _storage(example) if isinstance(example, torch.Tensor) else None
+    except Exception:
+        return None
+
+
 def note_writes(graph, target, mutated: list) -> None:
-    """Record that `target` wrote the tensor values `mutated` in place: the graph inputs it may have written (any
-    input they were computed from: conservative), and whether what it wrote can no longer be put back by copying
-    values (Note [Raising after a write that cannot be undone])."""
+    """Record that `target` wrote the tensor values `mutated` in place: the graph inputs it wrote (those whose data
+    shares storage with a written value: a view of an input, the input itself; where the storage cannot be told,
+    any input the value was computed from), and whether what it wrote can no longer be put back by copying values
+    (Note [Raising after a write that cannot be undone]). A tensor computed from an input (`h = x @ w; h /= 2`) is
+    a new tensor: writing it writes no input."""
     if not mutated:
         return
     name = _name(target)
     todo = [value.node for value in mutated if isinstance(getattr(value, "node", None), torch.fx.Node)]
+    written = {_storage_key(value.fake) for value in mutated}
+    unknown = None in written
+
+    def aliased(node) -> bool:
+        if unknown:
+            return True
+        key = _storage_key(node.meta.get("example_value"))
+        return key is None or key in written
     seen, holds = set(), False
     while todo:
         node = todo.pop()
         if node in seen:
             continue
         seen.add(node)
-        holds = holds or node.op == "get_attr"
-        if node.op == "placeholder":
+        if node.op == "get_attr" and aliased(node):
+            holds = True
+        if node.op == "placeholder" and aliased(node):
             graph.written_inputs.add(node)
         todo.extend(node.all_input_nodes)
     if graph.unrestorable_write is not None:

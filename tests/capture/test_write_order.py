@@ -225,3 +225,25 @@ def test_a_write_with_dynamic_numbers_in_the_graph_is_guarded_on_storage_overlap
                 got = door(torch.ones(4), base[:4])
                 assert_same(expected, got)
                 assert_same(ebase, base, "input after the call")
+
+
+def test_writing_a_tensor_computed_from_an_input_writes_no_input():
+    """`h = x @ w; h /= 2` writes a new tensor, not `w`: an index after it (with a side effect pending) stays in
+    the graph even though `w` requires grad (Hugging Face Mixtral and Qwen2-MoE routing: 0 graphs before)."""
+    def f(x, w, idx, log):
+        h = x @ w
+        h /= 2
+        log.append(len(log))
+        return h[idx]
+
+    w = torch.randn(3, 3, requires_grad=True)
+    counting = CountingBackend()
+    with both_doors(f, counting) as doors:
+        for door in doors:
+            for idx in (torch.tensor([0, 1]), torch.tensor([1])):
+                log, expected_log = [], []
+                x = torch.randn(2, 3)
+                assert_same(f(x, w, idx, expected_log), door(x, w, idx, log))
+                assert log == expected_log
+    report = jit.explain(f, torch.randn(2, 3), w, torch.tensor([0]), [])
+    assert report.graph_break_count == 0, str(report)
