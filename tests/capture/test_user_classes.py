@@ -228,3 +228,69 @@ def test_a_module_with_parameters_made_inside_draws_the_same_random_numbers():
         for door in doors:
             x = randn(4, 3)
             assert_same(module_with_parameters_inside(x), door(x))
+
+
+
+class HookedConfig:
+    """Every attribute hook in Python at once: __getattribute__ maps aliases, __getattr__ answers missing names,
+    __setattr__ validates."""
+
+    aliases = {"width": "hidden"}
+
+    def __init__(self, hidden, scale):
+        self.hidden = hidden
+        self.scale = scale
+
+    def __getattribute__(self, name):
+        name = object.__getattribute__(self, "aliases").get(name, name)
+        return object.__getattribute__(self, name)
+
+    def __getattr__(self, name):
+        if name.startswith("use_"):
+            return False
+        raise AttributeError(name)
+
+    def __setattr__(self, name, value):
+        if name == "hidden" and value <= 0:
+            raise ValueError("hidden must be positive")
+        super().__setattr__(name, value)
+
+
+def hooked_config(x):
+    cfg = HookedConfig(3, 2.0)
+    cfg.__dict__["extra"] = 1
+    try:
+        cfg.hidden = -1
+    except ValueError:
+        x = x + 1
+    y = x * cfg.width * cfg.scale + cfg.extra
+    if not cfg.use_bias and hasattr(cfg, "hidden") and not hasattr(cfg, "missing"):
+        y = y - 1
+    return y, cfg.hidden, sorted(vars(cfg))
+
+
+def test_all_attribute_hooks_on_one_object_made_inside():
+    # the Python __getattribute__ inlined (with object.__getattribute__ called unbound), __getattr__ after it, a
+    # validating __setattr__ whose error is caught, a live __dict__: one graph
+    counting = check_against_eager(hooked_config, (randn(3),))
+    assert counting.graph_count == 1
+    check_registered_against_eager(hooked_config, (randn(3),))
+
+
+class SlotsAndDict:
+    __slots__ = ("scale", "__dict__")
+
+    def __init__(self, scale):
+        self.scale = scale
+        self.hidden = 3
+
+
+def slots_beside_a_dict(x):
+    obj = SlotsAndDict(2.0)
+    return x * obj.scale * obj.hidden, sorted(vars(obj))
+
+
+def test_the_dict_of_an_object_with_slots_holds_only_the_dict_attributes():
+    # the slot is not in vars(obj) (a clean break where the model cannot tell them apart)
+    check_against_eager(slots_beside_a_dict, (randn(3),), expected_graphs=None)
+    check_registered_against_eager(slots_beside_a_dict, (randn(3),))

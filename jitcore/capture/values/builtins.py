@@ -266,6 +266,15 @@ def _object_setattr(state, obj, name, value):
     return const(None)
 
 
+@_rule(object.__getattribute__)
+def _object_getattribute(state, obj, name):
+    # `object.__getattribute__(self, name)` inside a class's own __getattribute__: the default lookup
+    n = name.constant()
+    if not obj.has_plain_getattr or type(n) is not str:
+        return NotImplemented
+    return obj.plain_getattr(state, n)
+
+
 @_rule(super)
 def _super(state, *args):
     if len(args) != 2:

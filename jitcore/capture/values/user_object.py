@@ -430,28 +430,31 @@ class NewObjectValue(_DunderProtocol, Value):
 
     def getattr(self, state, name):
         hook = relied_class_lookup(state, self.cls, "__getattribute__")
-        if hook is not object.__getattribute__:
-            # a class's Python __getattribute__ (config objects map names through one): inlined like any method
-            return state.inline_call(hook, [self, const(name)], {})
-        return self.plain_getattr(state, name)
+        try:
+            if hook is not object.__getattribute__:
+                # a class's Python __getattribute__ (config objects map names through one): inlined like any method
+                return state.inline_call(hook, [self, const(name)], {})
+            return self._plain_getattr(state, name)
+        except (GraphBreak, TracedException) as exc:
+            # the lookup raised AttributeError: the class's Python __getattr__ answers, as in Python
+            if not raises_attribute_error(exc):
+                raise
+            fallback = relied_class_lookup(state, self.cls, "__getattr__")
+            if not isinstance(fallback, types.FunctionType):
+                raise
+            return state.inline_call(fallback, [self, const(name)], {})
 
     def plain_getattr(self, state, name):
-        """object.__getattribute__(obj, name), then the class's Python __getattr__ when that fails."""
-        try:
-            return self._plain_getattr(state, name)
-        except GraphBreak as brk:
-            # object.__getattribute__ failed: the class's Python __getattr__ answers, as in Python
-            if brk.exc_type is None or not issubclass(brk.exc_type, AttributeError):
-                raise
-            hook = relied_class_lookup(state, self.cls, "__getattr__")
-            if not isinstance(hook, types.FunctionType):
-                raise
-            return state.inline_call(hook, [self, const(name)], {})
+        """object.__getattribute__(obj, name) (without the class's __getattr__, which only getattr adds)."""
+        return self._plain_getattr(state, name)
 
     def _plain_getattr(self, state, name):
         if name == "__class__":
             return ClassValue(self.cls)
         if name == "__dict__" and _has_instance_dict(self.cls):
+            if has_slots(self.cls):
+                # `attrs` holds the slots too, which the real instance dict does not
+                raise GraphBreak("unsupported_value", f"__dict__ of a {self.cls.__name__} object with __slots__")
             # the instance dict: a live view of the attributes
             return AttributeDictValue(self)
         raw = relied_class_lookup(state, self.cls, name)
