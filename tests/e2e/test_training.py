@@ -496,15 +496,20 @@ def test_print_between_layers_adam_loop_matches_eager(capsys):
     assert counting.graph_count == 2
 
 
+@jit.disable
+def _opaque_lookup(obj, name):
+    return object.__getattribute__(obj, name)
+
+
 class _OpaqueConfig:
-    """A config object with its own __getattribute__, as transformers' PreTrainedConfig has: a kind of value jitcore
-    does not model, so reading an attribute of it is a graph break."""
+    """A config object with its own __getattribute__, as transformers' PreTrainedConfig has, that runs code jitcore
+    does not trace (a Python __getattribute__ alone is inlined): reading an attribute of it is a graph break."""
 
     def __init__(self, scale: float) -> None:
         self.scale = scale
 
     def __getattribute__(self, name):
-        return object.__getattribute__(self, name)
+        return _opaque_lookup(self, name)
 
 
 class ConfiguredMLP(nn.Module):
