@@ -54,6 +54,8 @@ def same_object(a: Value, b: Value) -> bool:
     (kind_a, anchor_a), (kind_b, anchor_b) = _anchor(a), _anchor(b)
     if anchor_a is anchor_b:
         return True
+    if isinstance(a, ConstantValue) and isinstance(b, ConstantValue) and a.value is b.value:
+        return True  # one object at capture (a code constant loaded twice): so in every call
     passed_in = (kind_a == "object" and a.source is not None) or (kind_b == "object" and b.source is not None)
     if "opaque" in (kind_a, kind_b) or {kind_a, kind_b} == {"real", "object"} and passed_in:
         # an object known by identity and a container passed in that holds no identity (a dict that contains
@@ -99,6 +101,9 @@ class ObjectIdValue(Value):
             raise GraphBreak("unsupported_value", f"the number id() gives for a {self.target.kind_name} (another "
                                                   "object on every call)")
         if self.target.source is not None:
+            if self.target.is_tensor():
+                # a tensor argument is a new object on most calls: pinning it would recompile on each
+                raise GraphBreak("unsupported_value", "the number id() gives for a tensor passed in")
             state.ctx.guard(self.target.source, IdMatch(real))
         return const(id(real))
 
