@@ -5,12 +5,11 @@ NULL/value kinds), the locals live there, how control leaves `inst` (each succes
 locals, from the handler's declared stack signature and capture/liveness.py), the with-blocks a step written
 outside the frame must close, and for a call, whether its callee runs as a compiled copy. Every decision that needs
 a guard is made and guarded here, while capture is still open: codegen adds none.
-Offsets are the captured code's. A resume code's body is its original's, so its liveness is the original's too.
+Offsets are those of the code the root frame ran (`Continuation.code`): for a resume stub, its original's.
 """
 from __future__ import annotations
 
 import dataclasses
-import dis
 import inspect
 import logging
 import sys
@@ -19,7 +18,7 @@ import types
 import warnings
 
 from jitcore.capture.breaks import GraphBreak
-from jitcore.capture.interpreter import instructions_of
+from jitcore.capture.interpreter import exception_table, instructions_of
 from jitcore.capture.liveness import JUMPS, falls_through, live_locals
 from jitcore.capture.opcodes import HANDLERS
 from jitcore.capture.values.base import NullValue
@@ -45,7 +44,7 @@ _NATIVE_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ITERABL
 
 @dataclasses.dataclass(frozen=True)
 class Successor:
-    """Where control goes once the breaking instruction ran: `offset` (of the captured code), the stack kinds
+    """Where control goes once the breaking instruction ran: `offset` (of `Continuation.code`), the stack kinds
     there ("value", "null" or "unknown", bottom first), and the bound locals live there."""
     offset: int
     kinds: tuple
@@ -86,6 +85,9 @@ class Continuation:
     #: the frame's cell variables (name -> its cell value), which its resume function shares (Note [Resume
     #: functions share the frame's cells], codegen/resume.py)
     cells: dict = dataclasses.field(default_factory=dict)
+    #: the code whose instructions the frame ran, which every offset here is of: the original code when a
+    #: resume stub was captured (capture/resume_points.py)
+    code: object = None
 
 
 def continuation_at(state, inst, reason: GraphBreak) -> Continuation:
@@ -103,7 +105,8 @@ def continuation_at(state, inst, reason: GraphBreak) -> Continuation:
     if exits is not None and inst.opname in _CALLED:
         callee = _native_callee(state, inst, stack, reason)
     cells = {name: state.cells[name] for name in code.co_cellvars}
-    return Continuation(reason, inst, start, stack, kinds, bound, state.kw_names, *successors, exits, callee, cells)
+    return Continuation(reason, inst, start, stack, kinds, bound, state.kw_names, *successors, exits, callee, cells,
+                        code)
 
 
 def _start_of(code, inst) -> int:
@@ -163,7 +166,7 @@ def _with_levels(code, offset: int):
     """How many with-blocks enclose `offset`, or None when a try/except/finally encloses it (or the structure is
     not the one CPython 3.12 emits for with-blocks: a handler starting PUSH_EXC_INFO, WITH_EXCEPT_START whose
     cleanup handler is itself covered only by enclosing with-blocks' handlers)."""
-    table = dis._parse_exception_table(code)
+    table = exception_table(code)
     insts, index_of = instructions_of(code)
     levels = 0
     entry = _covering(table, offset)

@@ -92,10 +92,11 @@ def _attempt(code, fn_globals, closure, args, fn_name, start, paths, shape_choic
     if stop is not None:
         ctx.stop_at = stop[:2]
         ctx.count_visits = False
-    state = FrameState.root(ctx, args)
     break_point = None
     result = None
     try:
+        # inside the try: a resume stub's frame wraps its stack values as it starts (FrameState.root)
+        state = FrameState.root(ctx, args)
         result = state.run()
     except StopCapture as stopped:
         frame = stopped.state

@@ -24,12 +24,14 @@ from jitcore.marks import is_disabled
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.opcodes import HANDLERS, UNSUPPORTED
 from jitcore.capture.prologues import unwrapped
+from jitcore.capture.resume_points import resume_point
 from jitcore.capture.side_effects import DELETED
 from jitcore.capture.opcodes.registry import StackEffectError
 from jitcore.capture.sources import (LocalSource, GlobalSource, ModuleGlobalSource, BuiltinSource, CellSource,
                                      CellObjectSource,
                                      AttrSource, ItemSource, HeldSource)
 from jitcore.capture.values import wrap
+from jitcore.capture.values.base import NULL
 from jitcore.capture.values.cells import CellBox, RootCell, root_cell
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.exception import ExceptionValue, TracedException, chain_context, exception_from_break
@@ -38,8 +40,8 @@ from jitcore.capture.values.torch_rules import is_torch_code, is_torch_runtime
 from jitcore.capture.values.arguments import bind_arguments
 from jitcore.capture.values.generator import GeneratorValue
 
-__all__ = ["FrameState", "CaptureInternalError", "StopCapture", "instructions_of", "exception_handler",
-           "clear_code_caches"]
+__all__ = ["FrameState", "CaptureInternalError", "StopCapture", "instructions_of", "exception_table",
+           "exception_handler", "clear_code_caches"]
 
 #: code -> (instructions without CACHE entries, offset -> index); weak, so a dropped function frees its entry
 _INSTRUCTIONS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -61,12 +63,17 @@ class CaptureInternalError(Exception):
     """A fault inside jitcore while interpreting; carries the opcode and the user's location."""
 
 
-def exception_handler(code, offset):
-    """The exception-table entry covering `offset` (start, end, target, depth, lasti), or None."""
+def exception_table(code) -> list:
+    """code's exception-table entries (start, end, target, depth, lasti), read once per code."""
     table = _EXCEPTION_TABLES.get(code)
     if table is None:
-        table = _EXCEPTION_TABLES[code] = dis.Bytecode(code).exception_entries
-    for entry in table:
+        table = _EXCEPTION_TABLES[code] = dis._parse_exception_table(code)
+    return table
+
+
+def exception_handler(code, offset):
+    """The exception-table entry covering `offset` (start, end, target, depth, lasti), or None."""
+    for entry in exception_table(code):
         if entry.start <= offset < entry.end:
             return entry
     return None
@@ -133,11 +140,39 @@ class FrameState:
     def root(cls, ctx, arg_values: dict):
         """The frame being captured: arguments come from the live call and are wrapped lazily with local sources."""
         code = ctx.code
+        # a resume stub (capture/resume_points.py) runs its original code from the target offset
+        point = resume_point(code)
+        if point is not None:
+            code = point.original
         local_values = {name: _Lazy(value, LocalSource(name)) for name, value in arg_values.items()}
         cells = {}
-        for index, name in enumerate(code.co_freevars):
+        # the function's own closure: a stub's free variables are its original's cell and free variables (Note
+        # [Resume functions share the frame's cells], codegen/resume.py), so the original's cell variables run
+        # over the cells the stub was made over, as its resume code would
+        for index, name in enumerate(ctx.code.co_freevars):
             cells[name] = root_cell(ctx, ctx.closure[index], CellSource(index, name), CellObjectSource(index, name))
-        return cls(ctx, code, ctx.globals, local_values, cells)
+        frame = cls(ctx, code, ctx.globals, local_values, cells)
+        if point is not None:
+            frame._enter_at(point)
+        return frame
+
+    def _enter_at(self, point) -> None:
+        """Start at a resume point: the stack there is the stub's `___stack<i>` parameters (taken out of the
+        locals, so only the user's names stay) and NULLs, as the frame had it at the break."""
+        self.ip = self.index_of[point.target]
+        names = iter(point.stack_names)
+        for kind in point.kinds:
+            if kind == "null":
+                self.stack.append(NULL)
+                continue
+            value = self.locals.pop(next(names))
+            try:
+                self.stack.append(wrap(self, value.value, value.source) if type(value) is _Lazy else value)
+            except GraphBreak:
+                raise
+            except Exception as exc:
+                raise CaptureInternalError(f"{type(exc).__name__}: {exc} (while rebuilding the stack of a resume "
+                                           f"point of {self.code.co_qualname})") from exc
 
     # -- the loop ---------------------------------------------------------------------------------------------
     def run(self):

@@ -11,11 +11,10 @@ Also the control-flow facts the continuation needs: `falls_through(inst)`, `JUMP
 from __future__ import annotations
 
 import dis
-import weakref
 
 from jitcore.capture.code_cache import CodeCache
 
-__all__ = ["live_locals", "falls_through", "same_body", "JUMPS"]
+__all__ = ["live_locals", "falls_through", "JUMPS"]
 
 #: opcodes whose argval is a jump target (relative in 3.12; the absolute list is empty there)
 JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
@@ -30,8 +29,6 @@ _FRAME_READERS = frozenset({"locals", "vars", "dir", "eval", "exec", "_getframe"
 
 #: code -> {offset: frozenset of live names}
 _LIVE = CodeCache()
-#: resume code -> (weak reference to the original code, {resume offset: original offset}) (same_body)
-_BODIES = CodeCache()
 
 
 def falls_through(inst) -> bool:
@@ -42,23 +39,11 @@ def falls_through(inst) -> bool:
 def live_locals(code, offset: int) -> frozenset:
     """The locals some path from `offset` reads before writing them (every local, for an offset dis does not
     list as an instruction start)."""
-    body = _BODIES.get(code)
-    if body is not None and offset in body[1]:
-        original = body[0]()
-        if original is not None:
-            return live_locals(original, body[1][offset])
     table = _LIVE.get(code)
     if table is None:
         table = _LIVE[code] = _analyse(code)
     found = table.get(offset)
     return found if found is not None else frozenset(code.co_varnames)
-
-
-def same_body(code, original, offsets: dict) -> None:
-    """`code` runs `original`'s instructions (a resume code: the original body behind a prologue, LOAD_FAST read
-    as LOAD_FAST_CHECK, code no path reaches left out): its liveness at an offset in `offsets` is the original's
-    at the mapped offset, so an original is analysed once however many resume codes it has."""
-    _BODIES[code] = (weakref.ref(original), offsets)  # weak: resume caches must let an original go
 
 
 def _analyse(code) -> dict:

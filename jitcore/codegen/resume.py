@@ -1,16 +1,19 @@
-"""Resume functions: new code objects that continue a frame at an instruction, given its stack and live locals.
+"""Resume codes: new code objects that continue a frame at an instruction, given its stack and live locals.
 
 `resume_code(code, target, kinds, names)` returns the original body with a prologue in front:
 `[COPY_FREE_VARS] RESUME 0; LOAD_FAST_AND_CLEAR ___stack_i | PUSH_NULL ...; JUMP_FORWARD target`. Its parameters
 are the non-NULL stack slots (`___stack0`, ...) and then the live locals by their own names. The body keeps the original
-exception table, so a with/try region around the target still catches what the resumed code raises.
+exception table, so a with/try region around the target still catches what the resumed code raises. A resume
+function is a stub that capture runs from the original code (Note [Resume functions are stubs],
+runtime/lazy_resume.py): its resume code is the body it runs natively, assembled only when it first runs so; a
+step code (`tails`) is assembled when its step function is made.
 Note [Resume pitfalls] (DESIGN §4, research/runtime.md Q3): jumping into a try region makes `bytecode` write
 depth 32768 into the exception table, so the original depths are copied back and exception depths are not
 recomputed; `LOAD_FAST` of an unset local crashes 3.12, so every load becomes `LOAD_FAST_CHECK`; the original
 RESUME/MAKE_CELL/COPY_FREE_VARS become NOPs. `OFFSETS` maps a resume code's instruction offsets back to the
-original's, so a break inside a resume function resumes the *original* code again (one cache per target); it
-holds resume codes and originals weakly (resume functions live in a cache keyed by their original: a strong
-reference back would keep both alive for good), and `clear()` empties it.
+original's, and names its target, for tracebacks and reports (`resume_origin`, `resume_target`, which answer for
+stubs too); it holds resume codes and originals weakly (resume functions live in a cache keyed by their original:
+a strong reference back would keep both alive for good), and `clear()` empties it.
 """
 from __future__ import annotations
 
@@ -21,14 +24,14 @@ import weakref
 from bytecode import Bytecode, CellVar, FreeVar, Instr, Label, TryBegin, TryEnd, CompilerFlags
 
 from jitcore.capture.code_cache import CodeCache
-from jitcore.capture.liveness import same_body
+from jitcore.capture.resume_points import resume_point
 
-__all__ = ["resume_code", "resume_origin", "real_offset", "abstract_of", "restore_try_depths", "clear",
+__all__ = ["resume_code", "resume_origin", "resume_target", "real_offset", "restore_try_depths", "clear",
            "closure_names"]
 
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
-#: resume code -> (weak reference to the original code, {resume offset: original offset})
+#: resume code -> (weak reference to the original code, {resume offset: original offset}, original target offset)
 OFFSETS = CodeCache()
 
 
@@ -145,10 +148,23 @@ def real_offset(code, offset: int) -> int:
 
 
 def resume_origin(code):
-    """(original code, offset map) for a resume code, or (code, None) for an original one (or an orphan)."""
+    """(original code, offset map) for a resume or step code, (original, {}) for a resume stub (it holds none of
+    the original's instructions), or (code, None) for an original one (or an orphan)."""
     found = OFFSETS.get(code)
     original = found[0]() if found is not None else None
-    return (code, None) if original is None else (original, found[1])
+    if original is not None:
+        return original, found[1]
+    point = resume_point(code)
+    return (code, None) if point is None else (point.original, {})
+
+
+def resume_target(code) -> int | None:
+    """The offset of the original code where a resume stub or resume code continues, or None."""
+    found = OFFSETS.get(code)
+    if found is not None:
+        return found[2]
+    point = resume_point(code)
+    return None if point is None else point.target
 
 
 def clear() -> None:
@@ -156,7 +172,6 @@ def clear() -> None:
     _REAL.clear()
     _STARTS.clear()
     _PARSED.clear()
-    _ABSTRACT.clear()
 
 
 def closure_names(code) -> list:
@@ -276,17 +291,12 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, tails=None):
     new_starts = _starts(new)[len(prologue):]
     kept = [origin_of[id(item)] for item in body if isinstance(item, Instr) and id(item) in origin_of]
     offsets = dict(zip(new_starts, kept))
-    OFFSETS[new] = (weakref.ref(code), offsets)
-    if not tails:
-        same_body(new, code, offsets)
-        _ABSTRACT[new] = out
+    OFFSETS[new] = (weakref.ref(code), offsets, target)
     return new
 
 
 #: original code -> (abstract items, real instructions, {id(item): offset}); items are shared, never mutated
 _PARSED = CodeCache()
-#: resume code -> the abstract Bytecode it was assembled from (runtime/prologue.py builds on it)
-_ABSTRACT = CodeCache()
 
 
 def _parsed(code):
@@ -314,12 +324,6 @@ def restore_try_depths(items, code) -> None:
         raise ValueError(f"exception table of {code.co_qualname} does not match its try blocks")
     for begin, entry in zip(tries, table):
         begin.stack_depth = entry.depth
-
-
-def abstract_of(code):
-    """A fresh copy of the abstract Bytecode a resume code was assembled from (try depths set), or None."""
-    found = _ABSTRACT.get(code)
-    return None if found is None else found.copy()
 
 
 #: instructions after which control does not fall through to the next one

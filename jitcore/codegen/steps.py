@@ -84,11 +84,16 @@ def _pushed(successor, below: list) -> list:
 
 class BreakSteps:
     """Emits the break part of an entry for a frame of `code`, with functions from `factory`. `has_prefix`: the
-    entry runs a graph before the break (else resuming at the breaking instruction gains nothing)."""
+    entry runs a graph before the break (else resuming at the breaking instruction gains nothing). `stub`: the
+    frame is a resume stub's, run as its original `code` from the target (capture/resume_points.py), whose closure
+    already is the frame's cells, as a resume code's is."""
 
-    def __init__(self, code, factory: ResumeFactory, has_prefix: bool):
+    def __init__(self, code, factory: ResumeFactory, has_prefix: bool, stub: bool = False):
         self.code = code
         self.original, self.offset_map = resume_origin(code)
+        #: the entry's `___cells` are the frame's cells in `closure_names` order (a resume frame), not only its
+        #: function's free variables (an original frame, whose cell variables the entry builds)
+        self.resumed = stub or self.offset_map is not None
         self.factory = factory
         self.has_prefix = has_prefix
         #: local name -> the entry's variable holding it (set by emit)
@@ -124,7 +129,7 @@ class BreakSteps:
             lines.append(f"___l{index} = {expr}")
             self._locals[name] = f"___l{index}"
         self._frame_cells = {}
-        if self.offset_map is None:
+        if not self.resumed:
             for index, name in enumerate(self.original.co_cellvars):
                 # built before the step, which may run a closure over them, and before any branch that uses them
                 lines.append(f"___c{index} = {cg.load(cont.cells[name])}")
@@ -193,7 +198,7 @@ class BreakSteps:
         """The cells a resume maker binds (Note [Resume functions share the frame's cells]): a resume frame's own
         closure; in the original frame, its cell variables' cells (rebuilt at the break, shared with the inner
         functions rebuilt there) before its closure."""
-        if self.offset_map is not None or not self.original.co_cellvars:
+        if self.resumed or not self.original.co_cellvars:
             return "___cells"
         own = "".join(f"{self._frame_cells[name]}, " for name in self.original.co_cellvars)
         return f"({own}) + ___cells" if self.original.co_freevars else f"({own})"

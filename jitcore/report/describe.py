@@ -8,12 +8,13 @@ points: `frame_of`, `readable`, `short_path`, `snippet`, `reason_of`, `hint_for`
 from __future__ import annotations
 
 import dataclasses
-import dis
 import linecache
 import os
 import textwrap
 
-from jitcore.codegen.resume import resume_origin
+from jitcore.capture.code_cache import CodeCache
+from jitcore.capture.interpreter import instructions_of
+from jitcore.codegen.resume import resume_origin, resume_target
 
 __all__ = ["Frame", "frame_of", "break_location", "break_key", "readable", "short_path", "snippet", "reason_of",
            "hint_for", "node_location", "graph_code"]
@@ -62,24 +63,36 @@ def frame_of(code) -> Frame:
     if offsets is None:
         return Frame(code.co_qualname, code.co_filename, code.co_firstlineno)
     frame = Frame(original.co_qualname, original.co_filename, original.co_firstlineno)
-    # the resume prologue ends with a JUMP_FORWARD to the instruction where the original continues
-    target = next((inst.argval for inst in dis.get_instructions(code) if inst.opname == "JUMP_FORWARD"), None)
-    offset = offsets.get(target)
-    if offset is None:
+    offset = resume_target(code)
+    insts, index_of = instructions_of(original)
+    index = index_of.get(offset)
+    if index is None:
         return frame
-    line, starts, previous = original.co_firstlineno, False, None
-    for inst in dis.get_instructions(original):
-        if inst.starts_line is not None:
-            line = inst.starts_line
-        if inst.offset >= offset:
-            starts = inst.starts_line is not None and inst.offset == offset
-            break
-        previous = inst
+    line = _lines(original, insts)[index]
+    starts = insts[index].starts_line is not None
+    previous = insts[index - 1] if index else None
     # only a call reads as "after `opt.zero_grad()`"; the source of any other instruction may be a fragment (the
     # format spec `.3f` of an f-string, a name) that says nothing on its own
     after = ("" if starts or previous is None or previous.opname != "CALL"
              else _source_of(original.co_filename, previous.positions))
     return dataclasses.replace(frame, resume_line=line, mid_line=not starts, after=after)
+
+
+#: code -> the line each of its instructions (capture.interpreter.instructions_of) is on, so describing one of a
+#: function's many resume functions costs no walk over the function
+_LINES = CodeCache()
+
+
+def _lines(code, insts) -> list:
+    found = _LINES.get(code)
+    if found is None:
+        found, line = [], code.co_firstlineno
+        for inst in insts:
+            if inst.starts_line is not None:
+                line = inst.starts_line
+            found.append(line)
+        _LINES[code] = found
+    return found
 
 
 def _source_of(filename: str, positions, limit: int = 32) -> str:

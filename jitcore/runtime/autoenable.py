@@ -36,6 +36,7 @@ import torch
 
 from jitcore import events
 from jitcore.capture.prologues import wraps
+from jitcore.codegen.resume import resume_origin
 from jitcore.config import config
 from jitcore.marks import TORCH_DISABLE_WRAPPERS, is_disabled
 from jitcore.runtime.cache import compiling_here
@@ -228,6 +229,8 @@ class AutoEnabler:
             return False
         if any(const is FALLTHROUGH for const in code.co_consts):
             return False  # a prologue jitcore built (compiled copies, resume functions)
+        if resume_origin(code)[1] is not None:
+            return False  # a resume or step code running natively (its stub already dispatched)
         known = self._files.get(filename)
         if known is None:
             path = os.path.realpath(filename) if not filename.startswith("<") else filename

@@ -1,6 +1,6 @@
 """The runtime's side of a graph break: the resume-function factory that codegen's break steps ask.
 
-`break_steps(code, fn_globals, captured, options)` -> codegen's `BreakSteps` for a frame that stopped at a break,
+`break_steps(fn_globals, captured, options)` -> codegen's `BreakSteps` for a frame that stopped at a break,
 given a `FrameResumes`: codegen.steps.ResumeFactory for the frame's original code, making resume functions (each
 with a cache of its own), step functions, and compiled copies of callees that the break runs natively
 (runtime/resume_fns.py). Which callee gets a compiled copy was decided, and guarded, during capture.
@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 from torch.fx.experimental.symbolic_shapes import is_concrete_int
 
+from jitcore.capture.resume_points import resume_point
 from jitcore.capture.values.base import Value
 from jitcore.capture.values.symint import SymIntValue
 from jitcore.capture.values.tensor import TensorValue
@@ -45,12 +46,14 @@ class FrameResumes:
         return compiled_callee(fn, self.options)
 
 
-def break_steps(code, fn_globals, captured, options) -> BreakSteps:
-    original, _ = resume_origin(code)
+def break_steps(fn_globals, captured, options) -> BreakSteps:
     point = captured.break_point
+    # the code the frame ran: a resume stub's capture runs its original (capture/resume_points.py)
+    original, _ = resume_origin(point.code)
     resumes = FrameResumes(original, fn_globals, options, _dynamic_locals(point.locals),
                            _structural_names(point, captured.ctx))
-    return BreakSteps(code, resumes, has_prefix=captured.gm is not None)
+    return BreakSteps(point.code, resumes, has_prefix=captured.gm is not None,
+                      stub=resume_point(captured.ctx.code) is not None)
 
 
 def _structural_names(point, ctx) -> frozenset:

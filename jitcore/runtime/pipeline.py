@@ -175,7 +175,7 @@ class CompilePipeline:
             state = self.assembly.module_state(captured.guards, args, cells, captured.ctx.structural_paths)
             steps = None
             if captured.break_point is not None:
-                steps = break_steps(self.code, self.globals, captured, self.options)
+                steps = break_steps(self.globals, captured, self.options)
             graph = self._first_run(captured, compiled, made)
             try:
                 run = build_entry(captured, graph, self.params, self.globals, captured.ctx.builtins, self.name,

@@ -14,7 +14,7 @@ import torch
 from bytecode import Bytecode, Instr, Label, CellVar, FreeVar, TryBegin, TryEnd
 
 from jitcore.capture.frame import arg_names
-from jitcore.codegen.resume import abstract_of, restore_try_depths
+from jitcore.codegen.resume import restore_try_depths
 from jitcore.runtime.tracebacks import note_prologue, user_traceback
 
 __all__ = ["FALLTHROUGH", "build_prologue_code"]
@@ -42,13 +42,10 @@ def build_prologue_code(code, dispatch):
 
 
 def _assembled(code, dispatch):
-    # a resume code's own abstract form (try depths already set): no second parse of a long body
-    bc = abstract_of(code)
-    if bc is None:
-        bc = Bytecode.from_code(code)
-        # Note [Resume pitfalls] (codegen/resume.py): a resume function's prologue jumps into try regions, where
-        # `bytecode` cannot recompute exception depths (it writes 32768); keep the depths the code already has
-        restore_try_depths(bc, code)
+    bc = Bytecode.from_code(code)
+    # Note [Resume pitfalls] (codegen/resume.py): `bytecode` cannot always recompute exception depths (it writes
+    # 32768 where a code jumps into a try region); keep the depths the code already has
+    restore_try_depths(bc, code)
     params = arg_names(code)
     cellvars = set(code.co_cellvars)
     out = []

@@ -1,7 +1,8 @@
 """Resume functions as callables, and compiled copies of callees that a graph break runs natively.
 
 A resume function is made once per (original code, target offset, stack layout, live names, options): its code is
-codegen.resume's, with a dispatch prologue and a cache of its own, so it is captured on its first call. A frame
+a stub (runtime/lazy_resume.py, Note [Resume functions are stubs]) with a dispatch prologue and a cache of its own,
+so it is captured on its first call; the resume code it runs natively is assembled only when it does. A frame
 with cell or free variables gets a maker that binds the frame's cells per call (Note [Resume functions share the
 frame's cells], codegen/resume.py). The caches hold each original
 code and each callee weakly; `clear()` empties them (jitcore.reset()).
@@ -18,6 +19,7 @@ from jitcore.capture.code_cache import CodeCache
 from jitcore.capture.values.module import WrapperCall
 from jitcore.codegen.resume import closure_names, resume_code
 from jitcore.runtime import distributed
+from jitcore.runtime.lazy_resume import stub_code
 from jitcore.runtime.prologue import build_prologue_code
 
 __all__ = ["resume_function", "step_function", "compiled_callee", "use_makers", "clear"]
@@ -63,7 +65,7 @@ def resume_function(original, fn_globals, target: int, kinds: tuple, names: tupl
         return found
     # Note [Resume codes carry the user's names] (codegen/resume.py)
     label = original.co_name
-    code = resume_code(original, target, kinds, names)
+    code = stub_code(original, fn_globals, target, kinds, names)
     cache = _MAKERS.new_cache(code, fn_globals, options)
     _RESUME_POLICIES.setdefault(original, {})[key] = cache.policy
     if inherited or structural:

@@ -33,8 +33,9 @@ __all__ = ["user_traceback", "note_prologue"]
 #   natively below it (a native entry).
 # The prologue re-raises with RERAISE, which adds no entry; the caller's frame adds its own as usual. Frames are
 # real frames: a traceback entry gets the user's line by pointing its last instruction at an instruction of the
-# prologue code that has that position (the body is the user's code, positions included). A failure here leaves
-# the traceback as it was.
+# prologue code that has that position (the body is the user's code, positions included); a resume stub's prologue
+# has no body, so its entry points at an instruction without a position and is given the line. A failure here
+# leaves the traceback as it was.
 
 #: prologue code -> the code it runs after dispatching (the user's code, or a resume code)
 _PROLOGUES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -87,10 +88,16 @@ def _rewritten(head):
         tail = _copy(tb, tail)
     if kept and _continues(kept[0].tb_frame.f_code, function, chunk):
         return tail
-    lasti = _user_instruction(prologue, _where(chunk))
+    where = _where(chunk)
+    lasti = _user_instruction(prologue, where)
+    if lasti is not None:
+        return types.TracebackType(tail, head.tb_frame, lasti, _line_at(prologue, lasti))
+    lasti = _unlocated_instruction(prologue) if where is not None else None
     if lasti is None:
         return _copy(head, tail)
-    return types.TracebackType(tail, head.tb_frame, lasti, _line_at(prologue, lasti))
+    # a resume stub holds none of the user's instructions (Note [Resume functions are stubs]): the entry points at
+    # one without a position and carries the line itself, which tracebacks show for such an instruction
+    return types.TracebackType(tail, head.tb_frame, lasti, where[0])
 
 
 def _copy(tb, tail):
@@ -173,6 +180,14 @@ def _user_instruction(code, where) -> int | None:
         if first is None and positions[0] == where[0]:
             first = index * 2
     return first
+
+
+def _unlocated_instruction(code) -> int | None:
+    """The offset of an instruction of `code` that has no position, or None."""
+    for index, positions in enumerate(code.co_positions()):
+        if positions[0] is None:
+            return index * 2
+    return None
 
 
 def _line_at(code, lasti: int) -> int:

@@ -1,5 +1,6 @@
 """JITCORE=1: the .pth start-up hook is installed with the package, compiles a script's tensor functions without
 code changes, and imports nothing of jitcore when the variable is unset. Discovery rules are tested in-process."""
+import dis
 import json
 import os
 import sys
@@ -105,6 +106,7 @@ def test_discovery_compiles_user_tensor_functions_and_disables_the_rest():
 
 def test_only_user_code_qualifies():
     from jitcore.api import make_options
+    from jitcore.codegen.resume import resume_code
     from jitcore.runtime.autoenable import AutoEnabler
     auto = AutoEnabler()
     auto.start(make_options("eager"))
@@ -115,10 +117,13 @@ def test_only_user_code_qualifies():
         jitcore_code = auto._may_be_user_code(sys.modules["jitcore.api"].compile.__code__)
         generator = auto._may_be_user_code(_generator.__code__)
         constructor = auto._may_be_user_code(_Holder.__init__.__code__)
+        # a resume code runs the user's function natively, below a resume function that already dispatched
+        target = next(i.offset for i in dis.get_instructions(_tensor_work) if i.opname == "RETURN_VALUE")
+        resumed = auto._may_be_user_code(resume_code(_tensor_work.__code__, target, ("value",), ()))
     finally:
         auto.stop()
-    assert (user, stdlib, torch_code, jitcore_code, generator, constructor) == (True, False, False, False, False,
-                                                                                False)
+    assert (user, stdlib, torch_code, jitcore_code, generator, constructor, resumed) == (
+        True, False, False, False, False, False, False)
 
 
 def test_the_backend_of_auto_enable_defaults_to_eager_and_follows_jitcore_backend():

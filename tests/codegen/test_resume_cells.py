@@ -243,3 +243,32 @@ def test_a_cell_holding_a_tensor_computed_before_the_break(capsys):
         for door in doors:
             x = randn(3)
             assert_same(cell_holds_a_graph_tensor(x, []), door(x, []))
+
+
+def closures_on_both_sides(x):
+    a = x + 1
+
+    def before():
+        return a * 2
+
+    print("break")
+    a = a + 1
+
+    def after():
+        return a + 10
+
+    return before, after
+
+
+def test_a_closure_made_after_the_break_shares_the_cell_of_its_call(capsys):
+    # the function made in the resume function is rebuilt over the cell of that call (the resume function's own
+    # closure), not the first call's
+    with both_doors(closures_on_both_sides) as doors:
+        for door in doors:
+            for seed in range(3):
+                x = randn(3, seed=seed)
+                before_e, after_e = closures_on_both_sides(x)
+                before_c, after_c = door(x)
+                assert_same(before_e(), before_c())
+                assert_same(after_e(), after_c())
+                assert before_c.__closure__[0] is after_c.__closure__[0]

@@ -5,6 +5,7 @@ import torch
 
 import jitcore as jit
 from jitcore.codegen.resume import resume_code, resume_origin
+from jitcore.runtime import lazy_resume
 from jitcore.runtime.prologue import build_prologue_code, FALLTHROUGH
 from jitcore.runtime.resume_fns import _RESUMES
 
@@ -41,7 +42,7 @@ def test_resume_code_inside_try_keeps_exception_depths():
     assert resume_origin(code)[0] is _with_try.__code__
 
 
-def test_resume_function_code_never_has_unknown_depths():
+def test_resume_function_code_never_has_unknown_depths(monkeypatch):
     def f(x):
         try:
             v = x.sum().item()
@@ -49,15 +50,17 @@ def test_resume_function_code_never_has_unknown_depths():
         except KeyError:
             return None
 
-    compiled = jit.compile(f, backend="eager")
-    for _ in range(2):
+    made = []
+    monkeypatch.setattr(lazy_resume, "resume_code", lambda *a, **k: made.append(resume_code(*a, **k)) or made[-1])
+    compiled = jit.compile(f, backend="eager", cache_limit=1)
+    for scale in (1.0, 2.0, 3.0):  # a new `v` per call: the resume function after .item() runs natively
         try:
-            compiled(torch.ones(2))
+            compiled(torch.ones(2) * scale)
         except IndexError:
             pass
-    codes = [fn.__code__ for fn in _RESUMES.get(f.__code__, {}).values()]
-    assert codes
-    for code in codes:
+    stubs = [fn.__code__ for fn in _RESUMES.get(f.__code__, {}).values()]
+    assert stubs and made
+    for code in stubs + made:
         assert all(depth < 1000 for depth, _ in _depths(code)), _depths(code)
 
 

@@ -59,6 +59,17 @@ def _with_a_cell(x):
     return y @ torch.ones(5, 5)
 
 
+def _closure_error_after_a_break():
+    weight = torch.ones(5, 5)
+
+    def _closure_error(x):
+        # free variables: the resume function's stub gets its prologue assembled, and its closure cells
+        y = x.cos()
+        print("between")
+        return y @ weight
+    return _closure_error
+
+
 def _recursive(x, n=2):
     if n == 0:
         return x @ torch.ones(5, 5)
@@ -66,7 +77,7 @@ def _recursive(x, n=2):
     return _recursive(x + 1, n - 1)
 
 
-_CASES = [(_recursive, (3, 3)), (_with_a_cell, (3, 3)), (_shape_error, (3, 3)), (_error_in_a_callee, (3, 3)), (_error_after_a_break, (3, 3)),
+_CASES = [(_closure_error_after_a_break(), (3, 3)), (_recursive, (3, 3)), (_with_a_cell, (3, 3)), (_shape_error, (3, 3)), (_error_in_a_callee, (3, 3)), (_error_after_a_break, (3, 3)),
           (_raises_after_a_branch, (3,)), (_mutates_then_fails, (300, 300)), (_index_error, (3,))]
 
 

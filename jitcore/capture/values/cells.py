@@ -9,6 +9,7 @@ import types
 
 from jitcore.guards import IdMatch
 from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.sources import CellObjectSource
 from jitcore.capture.values.base import Value
 from jitcore.capture.values.constant import CONSTANT_TYPES
 from jitcore.capture.values.wrapping import wrap
@@ -65,12 +66,15 @@ _REBUILDING: set = set()
 class RootCell(Value):
     """A closure cell of a function that existed before the call."""
 
-    __slots__ = ("cell", "value")
+    __slots__ = ("cell", "value", "cell_source")
 
-    def __init__(self, cell, source):
+    def __init__(self, cell, source, cell_source=None):
         super().__init__(source)
         self.cell = cell
         self.value = None
+        #: where the entry reads the cell object itself (`sources.CellObjectSource`: the running function's own
+        #: closure), or None
+        self.cell_source = cell_source
 
     def get(self, state):
         if self.source is not None:
@@ -94,7 +98,11 @@ class RootCell(Value):
         state.ctx.side_effects.store_source(self.source, value)
 
     def reconstruct_cell(self, codegen) -> str:
-        """The very cell (its contents, when written in the call, are written back through its source)."""
+        """The very cell (its contents, when written in the call, are written back through its source): for a cell
+        of the running function's closure, the one of this call (a resume function's closure is the frame's cells,
+        new with every call of the frame), else the cell the guards hold."""
+        if isinstance(self.cell_source, CellObjectSource):
+            return self.cell_source.emit(codegen)
         return codegen.constant_object(self.cell, "cell")
 
 
@@ -112,7 +120,7 @@ def root_cell(ctx, cell, contents_source, cell_source):
         elif cell_source is not None or first is not None:
             ctx.guard(cell_source or first, IdMatch(cell))
         return seen[1]
-    value = RootCell(cell, contents_source)
+    value = RootCell(cell, contents_source, cell_source)
     ctx.root_cells[id(cell)] = (cell, value, cell_source)
     if cell_source is not None:
         ctx.guard_distinct(cell_source)
