@@ -123,7 +123,7 @@ class GraphBreak(Exception):
     """
 
     def __init__(self, kind: str, detail: str = "", *, exc_type: type | None = None, message: str = "",
-                 hint: str = "", hint_fields: dict | None = None):
+                 hint: str = "", hint_fields: dict | None = None, untouched=None):
         if kind not in KINDS:
             raise KeyError(f"graph-break kind {kind!r} is not in the catalogue (capture/breaks.py)")
         super().__init__(f"{kind}: {detail}" if detail else kind)
@@ -151,6 +151,10 @@ class GraphBreak(Exception):
         self.whole_frame = False
         #: filled by capture: the guards gathered before the break (they decide when the same break happens again)
         self.guards: list = []
+        #: the value (or the real callable) whose operation raised this before doing anything: a call that is a
+        #: break as such, a tensor's truth. Set only where raising is the operation's first step (Note [A break
+        #: at an untouched instruction], capture/frame.py); None: unknown
+        self.untouched = untouched
 
     @classmethod
     def raises(cls, exc_type: type, message: str = "", args: tuple | None = None) -> "GraphBreak":

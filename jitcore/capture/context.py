@@ -73,6 +73,11 @@ class CaptureContext:
         #: root-frame offset -> times reached, so a break inside an unrolled loop finds its iteration again
         self.visits: dict = {}
         self.count_visits = True
+        #: a first attempt may stop at a break its root instruction raised untouched (Note [A break at an
+        #: untouched instruction], capture/frame.py)
+        self.stop_untouched = False
+        #: frames inlined so far (a break that went through one is not untouched)
+        self.frames_made = 0
         #: guard paths of ints that are graph inputs rather than constants (automatic dynamic)
         self.dynamic_paths = frozenset()
         #: guard paths of objects captured by type and structure rather than identity, with everything read through
@@ -97,6 +102,12 @@ class CaptureContext:
 
     def pop_cleanup(self) -> None:
         self._cleanups.pop()
+
+    def progress(self) -> tuple:
+        """What capture has made so far, by count: graph nodes, guards, side effects, inlined frames, open state
+        switches. Unchanged across an instruction that raised a break: the instruction changed none of them."""
+        return (self.graph.node_count, len(self.guards), len(self.side_effects), self.frames_made,
+                len(self._cleanups))
 
     def run_cleanups(self) -> None:
         """Undo, innermost first, every switch still open (capture stopped inside a region), and put grad mode

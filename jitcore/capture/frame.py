@@ -4,7 +4,8 @@
 returns or, when capture had to stop, a `Continuation` (capture/continuation.py: the root frame's stack and live
 locals just before the instruction that broke, and where control goes from there). A break is found by a first
 attempt; a second attempt replays capture up to that instruction and stops there, so nothing the breaking
-instruction (or a call it inlined) did leaks into the prefix. Raises GraphBreak when the frame cannot be resumed at
+instruction (or a call it inlined) did leaks into the prefix; a break an instruction raised before doing anything
+stops the first attempt itself (Note [A break at an untouched instruction]). Raises GraphBreak when the frame cannot be resumed at
 all, CaptureInternalError on a fault in jitcore.
 """
 from __future__ import annotations
@@ -70,6 +71,26 @@ def capture_frame(code, fn_globals, closure, args: dict, fn_name: str, dynamic_p
         return _capture(attempt, code)
 
 
+# Note [A break at an untouched instruction]
+# A capture that breaks is run twice: the first attempt finds where, the second replays up to that instruction and
+# stops before it, so nothing the breaking instruction did (nodes, guards, side effects, a call it inlined,
+# a container it changed) leaks into the prefix. Most breaks are raised by an instruction that did nothing first:
+# a call that is a break as such (print, logging, an opaque object's method, .item(), an optimizer's step) or a
+# Python branch on a tensor. There the first attempt's state at the break *is* the state the replay would reach,
+# and the first attempt stops there itself (a function with a break every few lines then interprets each part
+# once, not twice). It does so only when all of these hold:
+# - the operation raised the break as its first step and says so (`GraphBreak.untouched`: the value, or the real
+#   callable, whose operation it was; set at those raise sites only);
+# - that is the operand the root frame's instruction hands over directly (`interpreter._DIRECT_OPERAND`: CALL's
+#   callee, a conditional jump's condition), so no other operation ran inside the instruction; the handler's
+#   inputs are back on the stack (FrameState._step) and the kw_names register is put back;
+# - the instruction is the root frame's own, not inside an except handler (the break point is that instruction),
+#   and the capture's counts of graph nodes, guards, side effects, inlined frames and state switches are as they
+#   were before it (`CaptureContext.progress`).
+# A frame with cell variables stops so too: its cells at the break are its state as its locals are (Note [Resume
+# functions share the frame's cells], codegen/resume.py). Anything else replays as before.
+
+
 def _capture(attempt, code) -> Captured:
     try:
         return _attempt(*attempt, None)
@@ -92,6 +113,8 @@ def _attempt(code, fn_globals, closure, args, fn_name, start, paths, shape_choic
     if stop is not None:
         ctx.stop_at = stop[:2]
         ctx.count_visits = False
+    else:
+        ctx.stop_untouched = True
     break_point = None
     result = None
     try:
@@ -101,7 +124,7 @@ def _attempt(code, fn_globals, closure, args, fn_name, start, paths, shape_choic
     except StopCapture as stopped:
         frame = stopped.state
         frame.check_suspended_generators()
-        break_point = continuation_at(frame, stopped.inst, stop[2])
+        break_point = continuation_at(frame, stopped.inst, stop[2] if stop is not None else stopped.reason)
     except GraphBreak as brk:
         # the guards gathered so far decide when the same break would happen again (a native cache entry)
         brk.guards = list(ctx.guards)

@@ -51,12 +51,21 @@ _EXCEPTION_TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 class StopCapture(Exception):
     """Raised when the root frame reaches the instruction where a graph break was found (the second attempt
-    of a capture stops there: everything before it is the prefix graph). Carries the frame state."""
+    of a capture stops there: everything before it is the prefix graph), or on a first attempt, at a break its
+    instruction raised untouched (`reason`: that break; Note [A break at an untouched instruction]). Carries the
+    frame state."""
 
-    def __init__(self, state, inst):
+    def __init__(self, state, inst, reason=None):
         super().__init__(f"stop at offset {inst.offset}")
         self.state = state
         self.inst = inst
+        self.reason = reason
+
+
+#: root instructions whose handler hands the named inputs straight to one operation, changing nothing first but
+#: the kw_names register (CALL: the callee's call, the first of its inputs that is not NULL; a conditional jump:
+#: the condition's truth). Note [A break at an untouched instruction] in capture/frame.py
+_DIRECT_OPERAND = {"CALL": ("method", "callable"), "POP_JUMP_IF_TRUE": ("cond",), "POP_JUMP_IF_FALSE": ("cond",)}
 
 
 class CaptureInternalError(Exception):
@@ -178,6 +187,8 @@ class FrameState:
     def run(self):
         check = config.debug_checks
         stop = self.ctx.stop_at if self.parent is None else None
+        untouched = self.parent is None and self.ctx.stop_untouched
+        progress = kw_names = None
         while not self.done:
             inst = self.instructions[self.ip]
             if self.parent is None:
@@ -188,6 +199,8 @@ class FrameState:
                         raise StopCapture(self, inst)
                 elif self.ctx.count_visits:
                     self.ctx.visits[inst.offset] = self.ctx.visits.get(inst.offset, 0) + 1
+                if untouched:
+                    progress, kw_names = self.ctx.progress(), self.kw_names
             self.ip += 1
             self.current = inst
             line = inst.positions.lineno if inst.positions is not None else None
@@ -223,7 +236,12 @@ class FrameState:
                     if self.unwind(value):
                         continue
                     raise TracedException(value, value.origin) from None
-                raise self._located(brk)
+                brk = self._located(brk)
+                if untouched and self._untouched(inst, brk, progress):
+                    self.ip -= 1
+                    self.kw_names = kw_names
+                    raise StopCapture(self, inst, brk) from None
+                raise brk
             except (CaptureInternalError, StackEffectError):
                 raise
             except RecursionError:
@@ -235,6 +253,19 @@ class FrameState:
         if self.parent is None:
             self.check_suspended_generators()
         return self.result
+
+    def _untouched(self, inst, brk, progress) -> bool:
+        """Note [A break at an untouched instruction] (capture/frame.py): `brk` was raised, before anything changed,
+        by the operation this root instruction hands its operand to, and nothing else happened meanwhile (no
+        graph node, guard, side effect or inlined frame)."""
+        names = _DIRECT_OPERAND.get(inst.opname)
+        if names is None or brk.untouched is None or brk.whole_frame or brk.root_offset != inst.offset:
+            return False
+        if self.ctx.progress() != progress:
+            return False
+        _, inputs = HANDLERS[inst.opname].signature.take(list(self.stack), inst.arg)
+        operand = next((inputs[name] for name in names if inputs[name] is not NULL), None)
+        return operand is not None and (brk.untouched is operand or brk.untouched is operand.identity())
 
     def check_suspended_generators(self) -> None:
         """A generator left suspended inside a try/with block is closed by Python when the function returns
@@ -521,6 +552,7 @@ class FrameState:
     def _run_child(self, code, fn_globals, bound, cells, fn):
         if self.depth + 1 > self.ctx.max_inline_depth:
             raise GraphBreak("recursion_limit", f"inlining deeper than {self.ctx.max_inline_depth} calls")
+        self.ctx.frames_made += 1
         child = FrameState(self.ctx, code, fn_globals, bound, cells, parent=self, fn=fn)
         if code.co_flags & inspect.CO_GENERATOR:
             # not run now: each next() resumes it up to its next yield, when Python would

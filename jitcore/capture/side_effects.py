@@ -44,6 +44,10 @@ class SideEffects:
     def __bool__(self):
         return bool(self._records)
 
+    def __len__(self) -> int:
+        """How many objects, attributes and sources have been written (each counted at its first write)."""
+        return len(self._records)
+
     # -- recording --------------------------------------------------------------------------------------------
     def container_mutated(self, value) -> None:
         """A list/dict/set value that came from a source changed its contents."""

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import jitcore as jit
-from jitcore.capture import liveness
+from jitcore.capture import frame, liveness
 from jitcore.codegen import resume
 from jitcore.runtime import lazy_resume, prologue
 from tests.breaks.helpers import compare_printing
@@ -269,3 +269,31 @@ def test_a_spliced_prologue_keeps_the_body_lines_exception_table_and_behaviour()
     frames = traceback.extract_tb(info.value.__traceback__)
     assert frames[-1].lineno == _raises_in_try.__code__.co_firstlineno + 6
     assert frames[-1].line == 'return d["missing"]'
+
+
+def _prints_with_a_cell(x):
+    y = x * 2
+
+    def get():
+        return y
+
+    print("one")
+    y = y + 1
+    print("two", get().shape)
+    return y
+
+
+@pytest.mark.parametrize("fn", [_long_function(30, 10), _prints_with_a_cell], ids=["plain", "cells"])
+def test_a_break_at_an_untouched_print_is_interpreted_once(fn, counting, capsys, monkeypatch):
+    # Note [A break at an untouched instruction] (capture/frame.py): a print breaks before doing anything, so the
+    # first capture attempt stops there itself, a frame with cell variables too; no replay
+    attempts = []
+    real_attempt = frame._attempt
+    monkeypatch.setattr(frame, "_attempt", lambda *a: (attempts.append(a[-1]), real_attempt(*a))[1])
+    x = torch.randn(4)
+    expected = fn(x)
+    eager_out = capsys.readouterr().out
+    got = jit.compile(fn, backend=counting)(x)
+    assert capsys.readouterr().out == eager_out
+    assert torch.allclose(got, expected)
+    assert attempts and all(stop is None for stop in attempts)

@@ -585,7 +585,7 @@ def _callable(state, obj):
 
 @_rule(print)
 def _print(state, *args, **kwargs):
-    raise GraphBreak("print_or_io", "print()")
+    raise GraphBreak("print_or_io", "print()", untouched=print)
 
 
 for _fn in _PURE - _HANDLED:

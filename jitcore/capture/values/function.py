@@ -242,7 +242,7 @@ class UserMethodValue(Value):
             return call(state, self.fn, [self.self_value, *args], kwargs)
         if rule is not None and rule.meaning is Meaning.NATIVE:
             # a method that runs in Python at a break (an optimizer's step): called as it is, not traced into
-            raise GraphBreak(rule.break_kind or "unsupported_call", f"{self.fn.__qualname__}()")
+            raise GraphBreak(rule.break_kind or "unsupported_call", f"{self.fn.__qualname__}()", untouched=self)
         return state.inline_call(self.fn, [self.self_value, *args], kwargs)
 
     def compiled_callee(self, state, compilable):

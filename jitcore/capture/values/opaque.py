@@ -40,7 +40,8 @@ class NativeFunctionValue(OpaqueValue):
 
     def call(self, state, args, kwargs):
         name = getattr(self.obj, "__qualname__", None) or getattr(self.obj, "__name__", repr(self.obj))
-        raise GraphBreak(self.kind, f"{getattr(self.obj, '__module__', '') or ''}.{name}()".lstrip("."))
+        raise GraphBreak(self.kind, f"{getattr(self.obj, '__module__', '') or ''}.{name}()".lstrip("."),
+                         untouched=self)
 
 
 class DeferredMethodValue(Value):
@@ -57,7 +58,7 @@ class DeferredMethodValue(Value):
     def call(self, state, args, kwargs):
         owner_kind = self.owner.kind if isinstance(self.owner, NativeFunctionValue) else None
         kind = self.kind or owner_kind or "unsupported_call"
-        raise GraphBreak(kind, f"{self.owner.python_type().__name__}.{self.name}()")
+        raise GraphBreak(kind, f"{self.owner.python_type().__name__}.{self.name}()", untouched=self)
 
     def children(self):
         return [self.owner]

@@ -73,7 +73,7 @@ class TensorValue(Value):
             # never data: Python raises whatever the values (a traced `except` may catch it)
             message = f"Boolean value of Tensor with {'no values' if numel == 0 else 'more than one value'} is ambiguous"
             raise GraphBreak.raises(RuntimeError, message, args=(message,))
-        raise GraphBreak("tensor_branch", "a tensor's value decides a Python branch")
+        raise GraphBreak("tensor_branch", "a tensor's value decides a Python branch", untouched=self)
 
     def enter(self, state):
         raise GraphBreak.raises(TypeError, "a tensor is not a context manager")
@@ -246,12 +246,12 @@ class TensorMethodValue(Value):
         if owner is not None:
             return owner(state, self.tensor, args, kwargs)
         if self.name in _DATA_METHODS:
-            raise GraphBreak("data_dependent", f"Tensor.{self.name}() reads tensor data into Python")
+            raise GraphBreak("data_dependent", f"Tensor.{self.name}() reads tensor data into Python", untouched=self)
         if self.name == "is_inference" and self.tensor.source is None and state.ctx.entered_inference_mode:
             # fake tensors are never inference tensors: only eager knows for one made since
             raise GraphBreak("unsupported_value", "is_inference() of a tensor made after entering inference_mode")
         if self.name in _AUTOGRAD_METHODS:
-            raise GraphBreak("autograd", f"Tensor.{self.name}()")
+            raise GraphBreak("autograd", f"Tensor.{self.name}()", untouched=self)
         if self.name in _METADATA:
             if self.name == "storage_offset":
                 _guard_storage_offsets(state, self.tensor)
