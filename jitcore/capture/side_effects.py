@@ -8,7 +8,8 @@ first made, once, after the graph. Objects created inside the function need no r
 Note [Write-back is a delta]: a container passed in is never overwritten whole with a state read earlier. Its
 contents at the first mutation are kept (`snapshot()` of the kind), and the replay writes only what changed
 against them: `d[k] = v` and `d.pop(k, None)` per key, `s.add(v)` / `s.discard(v)` per member, `lst.extend(...)`
-for appends. Another thread may write the same container between the guards and the replay (Python switches
+for appends, `lst[i] = v` per changed position, and for a list resized inside (an insert, a pop, a remove) one
+slice, `lst[a:b] = ...`, over the run between its unchanged head and tail. Another thread may write the same container between the guards and the replay (Python switches
 threads between bytecodes): its writes to other keys survive, and no key is ever missing while the replay runs.
 """
 from __future__ import annotations

@@ -170,6 +170,35 @@ def test_list_changed_in_place_writes_only_changed_positions(counting):
     assert "[1] = " in source and "[:]" not in source
 
 
+def _insert_front(lst, x):
+    lst.insert(0, x)
+    return x * 3
+
+
+def _pop_inside(lst, x):
+    lst.pop(1)
+    return x * 3
+
+
+def _replace_a_slice(lst, x):
+    lst[1:3] = [x]
+    return x * 3
+
+
+@pytest.mark.parametrize("fn, written", [(_insert_front, "[0:0] = "), (_pop_inside, "[1:2] = "),
+                                         (_replace_a_slice, "[1:3] = ")])
+def test_list_resized_inside_writes_back_only_the_changed_run(fn, written, counting):
+    """An insert, pop or remove away from the end writes the run between the unchanged head and tail, never the
+    whole list: an item another thread appends meanwhile survives, as it does in eager Python."""
+    compiled = jit.compile(fn, backend=counting)
+    for _ in range(2):
+        lst_e, lst_c, x = [1, 2, 3, 4], [1, 2, 3, 4], torch.ones(1)
+        assert torch.equal(compiled(lst_c, x), fn(lst_e, x))
+        assert lst_c == lst_e
+    source = compiled._jitcore_cache.entries[0].run.source
+    assert written in source and "[:]" not in source
+
+
 def test_threads_compiling_new_shapes_while_others_call_match_eager(fast_switching):
     """One thread captures a new variant while others run (and miss on) the same function: every result is
     eager's and each variant is compiled once."""

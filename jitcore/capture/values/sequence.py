@@ -273,25 +273,34 @@ class ListValue(SequenceValue):
         if self.source is not None:
             state.ctx.side_effects.container_mutated(self)
 
-    # -- write-back after the graph: appends, removals at the end, or changed positions (side_effects.py) -----
+    # -- write-back after the graph: appends, removals at the end, changed positions or one changed run ------
     def snapshot(self):
         """The items at the first mutation; None while they are not read (the real list's, read at _realize)."""
         return None if self._lazy is not None else list(self.items)
 
     def _delta(self, initial):
-        """('extend', new items) | ('truncate', kept length) | ('positions', [(index, value)]) | ('all', items)."""
+        """('extend', new items) | ('truncate', kept length) | ('positions', [(index, value)]) | ('splice',
+        (start, stop, items)): the initial items start:stop become items, those around them are kept (an insert, a
+        pop or a remove away from the end: only the run between the unchanged head and tail is written)."""
         if self._lazy is not None:
             return "extend", self._appended
-        final, n = self.items, len(initial)
+        final, n, m = self.items, len(initial), len(self.items)
         if all(a is b for a, b in zip(initial, final)):
-            return ("extend", final[n:]) if len(final) >= n else ("truncate", len(final))
-        if len(final) == n:
+            return ("extend", final[n:]) if m >= n else ("truncate", m)
+        if m == n:
             return "positions", [(i, v) for i, v in enumerate(final) if v is not initial[i]]
-        return "all", final
+        head = 0
+        while initial[head] is final[head]:  # stops before min(n, m): the lists differ within it
+            head += 1
+        tail = 0
+        while tail < min(n, m) - head and initial[n - 1 - tail] is final[m - 1 - tail]:
+            tail += 1
+        return "splice", (head, n - tail, final[head:m - tail])
 
     def changed_items(self, codegen, initial) -> str:
         kind, delta = self._delta(initial)
-        values = [] if kind == "truncate" else [v for _, v in delta] if kind == "positions" else delta
+        values = [] if kind == "truncate" else [v for _, v in delta] if kind == "positions" \
+            else delta[2] if kind == "splice" else delta
         return "[" + "".join(f"{codegen.load(v)}, " for v in values) + "]"
 
     def replay(self, codegen, values: str, initial) -> str:
@@ -303,7 +312,8 @@ class ListValue(SequenceValue):
             return f"del {target}[{delta}:{len(initial)}]"
         if kind == "positions":
             return "; ".join(f"{target}[{i}] = {values}[{j}]" for j, (i, _) in enumerate(delta)) or "pass"
-        return f"{target}[:] = {values}"
+        start, stop, _ = delta
+        return f"{target}[{start}:{stop}] = {values}"
 
     def setitem(self, state, key, value):
         self._mutable(state, "item assignment")
