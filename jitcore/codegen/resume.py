@@ -258,12 +258,13 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, tails=None):
         body.append(item)
     if not found:
         raise ValueError(f"offset {target} is not an instruction of {code.co_qualname}")
-    if not tails:
-        # Note [Resume bodies hold what is reachable]: a resume function continues at `target`, so the code before
-        # it that no path reaches is left out. Assembling, prologue-building and analysing a resume code then
-        # costs what remains of the function, which keeps a function with many breaks from paying its whole
-        # length again at every break.
-        body = _reachable(body, jump_to)
+    # Note [Resume bodies hold what is reachable]: a resume code continues at `target`, so the code no path from
+    # there reaches is left out: the code before it, and in a step code what lies behind its tails (each ends in a
+    # return), so a step code holds the instruction, its tails and the handlers around it with what follows them.
+    # A resume code is assembled only to run natively (Note [Resume functions are stubs], runtime/lazy_resume.py),
+    # a step code whenever a break inside a try region makes one: either costs what it can still run, not the
+    # function's whole length at every break.
+    body = _reachable(body, jump_to)
 
     out = Bytecode()
     # Note [Resume codes carry the user's names]: a resume or step code is the user's function continued, so it
@@ -288,9 +289,10 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, tails=None):
         needed = max(needed, len(after) + 2, 3 + len(passed) + len(freevars))
     new = out.to_code(stacksize=max(code.co_stacksize, needed), compute_exception_stack_depths=False)
 
+    # one start per instruction after the prologue; a tail's instructions have no original offset
     new_starts = _starts(new)[len(prologue):]
-    kept = [origin_of[id(item)] for item in body if isinstance(item, Instr) and id(item) in origin_of]
-    offsets = dict(zip(new_starts, kept))
+    placed = [item for item in body if isinstance(item, Instr)]
+    offsets = {start: origin_of[id(item)] for start, item in zip(new_starts, placed) if id(item) in origin_of}
     OFFSETS[new] = (weakref.ref(code), offsets, target)
     return new
 
