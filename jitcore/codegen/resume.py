@@ -194,7 +194,6 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, tails=None):
     step code runs just the instruction at `target` inside its original try/with regions, then hands over.
     """
     target = real_offset(code, target)
-    src, real, offset_of = _parsed(code)
 
     stack_names = tuple(f"___stack{i}" for i, kind in enumerate(k for k in kinds if k == "value"))
     line = code.co_firstlineno
@@ -211,60 +210,47 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, tails=None):
                         else Instr("LOAD_FAST_AND_CLEAR", next(values), lineno=line))
     prologue.append(Instr("JUMP_FORWARD", jump_to, lineno=line))
 
-    body = []
-    #: id(instruction put in the body) -> the original offset it came from
-    origin_of = {}
-    found = False
-    active = None
-    #: the TryBegin the source opened -> the copy open now (a region re-opened after each tail block)
-    renamed = {}
-    origin = None
-    tails = {real_offset(code, o): t for o, t in (tails or {}).items()}
-    for item in src:
-        if isinstance(item, TryBegin):
-            active = origin = item
-        elif isinstance(item, TryEnd):
-            if item.entry in renamed:
-                item = TryEnd(renamed[item.entry])
-            active = origin = None
-        if isinstance(item, Instr):
-            offset = offset_of[id(item)]
-            if offset in tails:
-                tail = _tail_block(tails[offset], item.lineno or line, freevars)
-                if active is not None and body and body[-1] is active:
-                    # the region starts right here: hand over before it opens (an empty region would make
-                    # `bytecode` assemble a negative length and never finish)
-                    body[-1:-1] = tail
-                elif active is not None:
-                    # leave the region, hand the stack and locals over, re-open the region after
-                    body.append(TryEnd(active))
-                    body.extend(tail)
-                    reopened = active.copy()
-                    renamed[origin] = reopened
-                    active = reopened
-                    body.append(reopened)
-                else:
-                    body.extend(tail)
-            if offset == target:
-                body.append(jump_to)
-                found = True
-            if item.name in ("RESUME", "MAKE_CELL", "COPY_FREE_VARS"):
-                item = Instr("NOP", location=item.location)
-            elif item.name == "LOAD_FAST":
-                item = Instr("LOAD_FAST_CHECK", item.arg, location=item.location)
-            elif isinstance(item.arg, CellVar):
-                item = Instr(item.name, FreeVar(item.arg.name), location=item.location)
-            origin_of[id(item)] = offset
-        body.append(item)
-    if not found:
-        raise ValueError(f"offset {target} is not an instruction of {code.co_qualname}")
     # Note [Resume bodies hold what is reachable]: a resume code continues at `target`, so the code no path from
     # there reaches is left out: the code before it, and in a step code what lies behind its tails (each ends in a
     # return), so a step code holds the instruction, its tails and the handlers around it with what follows them.
-    # A resume code is assembled only to run natively (Note [Resume functions are stubs], runtime/lazy_resume.py),
-    # a step code whenever a break inside a try region makes one: either costs what it can still run, not the
-    # function's whole length at every break.
-    body = _reachable(body, jump_to)
+    # The walk and the body run over the original's instructions as parsed once (`_parsed`), touching only what
+    # is kept: a resume code is assembled only to run natively (Note [Resume functions are stubs],
+    # runtime/lazy_resume.py), a step code whenever a break inside a try region makes one, and either costs what
+    # it can still run, not the function's whole length at every break. Try regions are written anew around the
+    # kept instructions (a run of them in one region of the original is one region, depth and handler kept).
+    parsed = _parsed(code)
+    start = parsed.index_of.get(target)
+    if start is None:
+        raise ValueError(f"offset {target} is not an instruction of {code.co_qualname}")
+    tails = {parsed.index_of[real_offset(code, o)]: t for o, t in (tails or {}).items()}
+    body = []
+    #: id(instruction put in the body) -> the original offset it came from
+    origin_of = {}
+    region = copy = None
+    for k in parsed.reachable(start, tails):
+        instr = parsed.instrs[k]
+        body.extend(parsed.labels_before[k])
+        if k in tails:
+            # hand the stack and locals over, outside every region (the tail returns)
+            if copy is not None:
+                body.append(TryEnd(copy))
+                region = copy = None
+            body.extend(_tail_block(tails[k], instr.lineno or line, freevars))
+            if k != start:
+                continue
+        if parsed.regions[k] is not region:
+            if copy is not None:
+                body.append(TryEnd(copy))
+            region = parsed.regions[k]
+            copy = region.copy() if region is not None else None
+            if copy is not None:
+                body.append(copy)
+        if k == start:
+            body.append(jump_to)
+        body.append(instr)
+        origin_of[id(instr)] = parsed.offsets[k]
+    if copy is not None:
+        body.append(TryEnd(copy))
 
     out = Bytecode()
     # Note [Resume codes carry the user's names]: a resume or step code is the user's function continued, so it
@@ -292,28 +278,87 @@ def resume_code(code, target: int, kinds: tuple, names: tuple, tails=None):
     # one start per instruction after the prologue; a tail's instructions have no original offset
     new_starts = _starts(new)[len(prologue):]
     placed = [item for item in body if isinstance(item, Instr)]
-    offsets = {start: origin_of[id(item)] for start, item in zip(new_starts, placed) if id(item) in origin_of}
+    offsets = {at: origin_of[id(item)] for at, item in zip(new_starts, placed) if id(item) in origin_of}
     OFFSETS[new] = (weakref.ref(code), offsets, target)
     return new
 
 
-#: original code -> (abstract items, real instructions, {id(item): offset}); items are shared, never mutated
+#: original code -> its _Parsed form
 _PARSED = CodeCache()
 
 
 def _parsed(code):
     found = _PARSED.get(code)
-    if found is not None:
-        return found
-    src = Bytecode.from_code(code)
-    real = _real(code)
-    instrs = [x for x in src if isinstance(x, Instr)]
-    if len(real) != len(instrs) or any(r.opname != i.name for r, i in zip(real, instrs)):
-        raise ValueError(f"bytecode and dis disagree on {code.co_qualname}")
-    offset_of = {id(i): r.offset for r, i in zip(real, instrs)}
-    restore_try_depths(src, code)
-    found = _PARSED[code] = (list(src), real, offset_of)
+    if found is None:
+        found = _PARSED[code] = _Parsed(code)
     return found
+
+
+class _Parsed:
+    """An original code as resume codes are made from it, parsed once: its instructions as a resume code runs them
+    (RESUME/MAKE_CELL/COPY_FREE_VARS as NOPs, every LOAD_FAST a LOAD_FAST_CHECK: Note [Resume pitfalls]; a cell
+    variable read as a free one: Note [Resume functions share the frame's cells]), each
+    one's offset, the labels just before it, the try region (TryBegin, depth restored) it is in, and where each
+    label leads. Instructions and labels are shared by every resume code of the original, never mutated."""
+
+    def __init__(self, code):
+        src = Bytecode.from_code(code)
+        real = _real(code)
+        instrs = [x for x in src if isinstance(x, Instr)]
+        if len(real) != len(instrs) or any(r.opname != i.name for r, i in zip(real, instrs)):
+            raise ValueError(f"bytecode and dis disagree on {code.co_qualname}")
+        restore_try_depths(src, code)
+        self.instrs, self.offsets, self.labels_before, self.regions = [], [], [], []
+        #: id(label) -> the index of the instruction it stands before
+        self.label_at = {}
+        labels, region = [], None
+        for item in src:
+            if isinstance(item, Label):
+                labels.append(item)
+            elif isinstance(item, TryBegin):
+                region = item
+            elif isinstance(item, TryEnd):
+                region = None
+            elif isinstance(item, Instr):
+                for label in labels:
+                    self.label_at[id(label)] = len(self.instrs)
+                self.labels_before.append(labels)
+                labels = []
+                self.regions.append(region)
+                self.offsets.append(real[len(self.instrs)].offset)
+                if item.name in ("RESUME", "MAKE_CELL", "COPY_FREE_VARS"):
+                    item = Instr("NOP", location=item.location)
+                elif item.name == "LOAD_FAST":
+                    item = Instr("LOAD_FAST_CHECK", item.arg, location=item.location)
+                elif isinstance(item.arg, CellVar):
+                    # the frame's cells are a resume code's free variables (`closure_names`)
+                    item = Instr(item.name, FreeVar(item.arg.name), location=item.location)
+                self.instrs.append(item)
+        #: original offset -> instruction index
+        self.index_of = {offset: k for k, offset in enumerate(self.offsets)}
+
+    def reachable(self, start: int, stops) -> list:
+        """The indices of the instructions some path from `start` reaches, in order: paths follow fall-through,
+        jumps and the handler of the region around each instruction, and end at a stop (a tail's offset, where
+        the tail returns; the stop itself is listed)."""
+        kept = set()
+        work = [start]
+        instrs, regions, label_at = self.instrs, self.regions, self.label_at
+        while work:
+            k = work.pop()
+            while k < len(instrs) and k not in kept:
+                kept.add(k)
+                if k in stops and k != start:
+                    break
+                instr = instrs[k]
+                if regions[k] is not None:
+                    work.append(label_at[id(regions[k].target)])
+                if isinstance(instr.arg, Label):
+                    work.append(label_at[id(instr.arg)])
+                if instr.name in _NO_FALL_THROUGH:
+                    break
+                k += 1
+        return sorted(kept)
 
 
 def restore_try_depths(items, code) -> None:
@@ -331,47 +376,3 @@ def restore_try_depths(items, code) -> None:
 #: instructions after which control does not fall through to the next one
 _NO_FALL_THROUGH = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP",
                               "RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"})
-
-
-def _reachable(items: list, start: Label) -> list:
-    """`items` (abstract bytecode) without the instructions no path from `start` reaches: paths follow
-    fall-through, jumps and the handler of the try region around each instruction. Try regions left without
-    instructions are dropped (`bytecode` cannot assemble an empty one)."""
-    position = {id(x): i for i, x in enumerate(items) if isinstance(x, Label)}
-    region, current = [], None
-    for x in items:
-        if isinstance(x, TryBegin):
-            current = x
-        elif isinstance(x, TryEnd):
-            current = None
-        region.append(current)
-    keep = [False] * len(items)
-    work = [position[id(start)]]
-    while work:
-        i = work.pop()
-        while i < len(items) and not keep[i]:
-            keep[i] = True
-            x = items[i]
-            if isinstance(x, Instr):
-                if region[i] is not None:
-                    work.append(position[id(region[i].target)])
-                if isinstance(x.arg, Label):
-                    work.append(position[id(x.arg)])
-                if x.name in _NO_FALL_THROUGH:
-                    break
-            i += 1
-    used = {id(region[i]) for i, x in enumerate(items) if keep[i] and isinstance(x, Instr) and region[i] is not None}
-    out = []
-    for i, x in enumerate(items):
-        if isinstance(x, Instr):
-            if keep[i]:
-                out.append(x)
-        elif isinstance(x, TryBegin):
-            if id(x) in used:
-                out.append(x)
-        elif isinstance(x, TryEnd):
-            if id(x.entry) in used:
-                out.append(x)
-        else:
-            out.append(x)
-    return out
