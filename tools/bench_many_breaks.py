@@ -4,7 +4,7 @@ Run: `.venv/bin/python tools/bench_many_breaks.py [--lines 400] [--every 10] [--
 `--lines` tensor statements with a `print` (to a buffer) replacing every `--every`-th one (400 and 10: 40 breaks),
 and the same function without the prints, then times each one's first call (capture, codegen, backend) and second
 call under jitcore (eager backend), and under torch.compile with `--torch`. `--lines 100,200,400` sweeps (10, 20
-and 40 breaks). First calls are timed by the wall clock and by the process's CPU time (steadier on a shared box).
+and 40 breaks); `--try` puts the statements inside one `try:` block. First calls are timed by the wall clock and by the process's CPU time (steadier on a shared box).
 Issue 18's target: the first call with breaks within 3x the first call without. A warm-up compile runs first, so
 neither pays the process's imports.
 """
@@ -25,14 +25,18 @@ import jitcore as jit  # noqa: E402
 SINK = io.StringIO()
 
 
-def make(lines: int, every: int, name: str):
-    """A function of `lines` statements on `x`, a print to SINK every `every`-th one (none for 0)."""
+def make(lines: int, every: int, name: str, in_try: bool = False):
+    """A function of `lines` statements on `x`, a print to SINK every `every`-th one (none for 0); `in_try`: the
+    statements inside one `try:` block (each break then also makes a step function)."""
+    indent = "        " if in_try else "    "
     body = []
     for i in range(lines):
         if every and i % every == every - 1:
-            body.append(f"    print({i}, file=SINK)")
+            body.append(f"{indent}print({i}, file=SINK)")
         else:
-            body.append(f"    x = torch.relu(x * 1.0001 + {i % 7}.0) - 0.5")
+            body.append(f"{indent}x = torch.relu(x * 1.0001 + {i % 7}.0) - 0.5")
+    if in_try:
+        body = ["    try:", *body, "    except ZeroDivisionError:", "        x = x + 1"]
     source = f"def {name}(x):\n" + "\n".join(body) + "\n    return x\n"
     namespace = {"torch": torch, "SINK": SINK}
     exec(compile(source, f"<{name}>", "exec"), namespace)
@@ -54,6 +58,7 @@ def main() -> None:
     parser.add_argument("--lines", default="400", help="statements; a comma-separated list sweeps (100,200,400)")
     parser.add_argument("--every", type=int, default=10)
     parser.add_argument("--torch", action="store_true", help="also time torch.compile (eager backend)")
+    parser.add_argument("--try", dest="in_try", action="store_true", help="the statements inside one try block")
     options = parser.parse_args()
     try:
         sizes = [int(n) for n in options.lines.split(",")]
@@ -71,8 +76,8 @@ def main() -> None:
     for lines in sizes:
         breaks = lines // options.every if options.every else 0
         for label, compile_fn in compilers:
-            plain = first_and_second(compile_fn(make(lines, 0, "no_breaks")), x)
-            broken = first_and_second(compile_fn(make(lines, options.every, "with_breaks")), x)
+            plain = first_and_second(compile_fn(make(lines, 0, "no_breaks", options.in_try)), x)
+            broken = first_and_second(compile_fn(make(lines, options.every, "with_breaks", options.in_try)), x)
             print(f"{label:<14} {lines:>5} {breaks:>6} {plain[0]:>6.2f} ({plain[1]:>5.2f}) "
                   f"{broken[0]:>6.2f} ({broken[1]:>5.2f}) {broken[0] / plain[0]:>5.1f} {broken[1] / plain[1]:>9.1f} "
                   f"{plain[2] * 1e3:>9.2f} {broken[2] * 1e3:>9.2f}", flush=True)
