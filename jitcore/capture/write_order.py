@@ -173,18 +173,67 @@ def check_input_write(graph, target, written: list) -> None:
     if not storages:
         return
     writes_grad = any(fake.requires_grad for fake in fakes)
-    todo = [value.node for source, value in graph.inputs.items()
-            if not isinstance(source, ModuleDictSource) and _aliases(getattr(value, "fake", None), storages)]
+    inputs = [value.node for source, value in graph.inputs.items()
+              if not isinstance(source, ModuleDictSource) and _aliases(getattr(value, "fake", None), storages)]
+    # a tensor the graph made (or a view of it) that an earlier op saved for backward: AOTAutograd cannot trace
+    # that write either
+    made = [node for node in graph.graph.nodes
+            if node.op in _CALLS and _aliases(node.meta.get("example_value"), storages)]
+    _check_readers(target, inputs, storages, writes_grad)
+    _check_readers(target, made, storages, False)
+
+
+_CALLS = ("call_function", "call_method", "call_module")
+
+
+def _input_grad_fns(node) -> set:
+    fns = set()
+    for arg in node.all_input_nodes:
+        example = arg.meta.get("example_value")
+        if isinstance(example, torch.Tensor) and example.grad_fn is not None:
+            fns.add(example.grad_fn)
+    return fns
+
+
+def _saves(out, storages, stop) -> bool:
+    """An autograd node the op that made `out` recorded (down to `stop`, its inputs' nodes) saved a tensor over
+    `storages` for backward (reading a saved tensor that was written since raises: the write at hand)."""
+    if isinstance(out, (list, tuple)):
+        return any(_saves(item, storages, stop) for item in out)
+    grad_fn = getattr(out, "grad_fn", None) if isinstance(out, torch.Tensor) else None
+    todo, seen = [grad_fn], set()
+    while todo and len(seen) < 64:
+        fn = todo.pop()
+        if fn is None or fn in stop or fn in seen:
+            continue
+        seen.add(fn)
+        for name in dir(fn):
+            if not name.startswith("_saved_"):
+                continue
+            try:
+                saved = getattr(fn, name)
+            except RuntimeError:
+                return True  # saved, then modified in place: by this very write
+            except Exception:
+                continue
+            items = saved if isinstance(saved, (list, tuple)) else (saved,)
+            if any(_aliases(item, storages) for item in items):
+                return True
+        todo.extend(next_fn for next_fn, _ in fn.next_functions)
+    return False
+
+
+def _check_readers(target, todo, storages, writes_grad) -> None:
     seen = set()
     while todo:
         node = todo.pop()
         for user in node.users:
-            if user in seen or user.op not in ("call_function", "call_method", "call_module"):
+            if user in seen or user.op not in _CALLS:
                 continue
             seen.add(user)
             out = user.meta.get("example_value")
             if _aliases(out, storages):
-                todo.append(user)  # a view of the input: what reads it counts
-            elif writes_grad or _requires_grad(out):
-                raise GraphBreak("input_write_autograd", f"in-place {_name(target) or target} of an input read "
-                                 f"earlier in the graph by {user.name}")
+                todo.append(user)  # a view of the written tensor: what reads it counts
+            elif writes_grad or _saves(out, storages, _input_grad_fns(user)):
+                raise GraphBreak("input_write_autograd", f"in-place {_name(target) or target} of a tensor read "
+                                f"earlier in the graph by {user.name}")

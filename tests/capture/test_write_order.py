@@ -247,3 +247,38 @@ def test_writing_a_tensor_computed_from_an_input_writes_no_input():
                 assert log == expected_log
     report = jit.explain(f, torch.randn(2, 3), w, torch.tensor([0]), [])
     assert report.graph_break_count == 0, str(report)
+
+
+def test_a_tensor_made_in_the_graph_saved_for_backward_then_written_compiles_with_aot(monkeypatch):
+    monkeypatch.setattr(jit.config, "strict", True)
+    net = _stack()
+
+    def f(v):
+        t = v * 1.0
+        h = net(t)
+        t.copy_(torch.tanh(h))
+        return h / 2.0, t
+
+    expected = f(torch.ones(1, 3))
+    with both_doors(f, "aot_eager") as doors:
+        for door in doors:
+            got = door(torch.ones(1, 3))
+            assert_same(expected, got)
+            assert [g.requires_grad for g in got] == [e.requires_grad for e in expected]
+
+
+def test_a_write_after_a_read_autograd_does_not_save_stays_one_graph(monkeypatch):
+    monkeypatch.setattr(jit.config, "strict", True)
+    net = torch.nn.Linear(3, 3)
+
+    def f(x):
+        y = net(x)
+        return y.mul_(y.sigmoid())  # sigmoid saves its result, not y
+
+    counting = CountingBackend("aot_eager")
+    x = torch.randn(2, 3)
+    expected = f(x)
+    with both_doors(f, counting) as doors:
+        for door in doors:
+            assert_same(expected, door(x))
+    assert counting.graph_count == 2  # one graph through each door: no break before the write
