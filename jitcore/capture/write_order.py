@@ -16,7 +16,9 @@ computation has been modified by an inplace operation", where eager, which never
 graph that reads one view of a base and then writes grad-requiring data into another view of it returns the first
 read's results as requiring grad (the synthetic base carries the write's history). Neither happens to a graph whose
 first reader of the input is the write itself, so for a graph bound for AOTAutograd with grad mode on, such a write
-breaks the graph before it: the next graph starts with the write.
+breaks the graph before it: the next graph starts with the write. The same holds for a tensor the graph made: a
+write to it breaks when an earlier op's autograd node saved it for backward (its `_saved_*` tensors; one that
+saved only its result, as sigmoid does, is no reason).
 Imports torch and capture's graph, sources and breaks only. Entry points: `note_writes`, `check_may_raise`,
 `check_input_write`.
 """
