@@ -51,16 +51,22 @@ class ZipValue(LiveIteratorValue):
         return list(self.inners)
 
     def next_item(self, state=None):
-        row = []
-        for inner in self.inners:
-            item = inner.next_item(state)
-            if item is None:
-                return None
-            row.append(item)
-        return TupleValue(row)
+        row = _next_row(self.inners, state)
+        return None if row is None else TupleValue(row)
 
     def reconstruct(self, codegen):
         return "zip(" + "".join(f"{codegen.load(inner)}, " for inner in self.inners) + ")"
+
+
+def _next_row(inners, state):
+    """One item from each iterator (zip's and map's step), or None once any of them is exhausted."""
+    row = []
+    for inner in inners:
+        item = inner.next_item(state)
+        if item is None:
+            return None
+        row.append(item)
+    return row
 
 
 class MapValue(LiveIteratorValue):
@@ -80,13 +86,8 @@ class MapValue(LiveIteratorValue):
         return [self.fn, *self.inners]
 
     def next_item(self, state=None):
-        row = []
-        for inner in self.inners:
-            item = inner.next_item(state)
-            if item is None:
-                return None
-            row.append(item)
-        return self.fn.call(state, row, {})
+        row = _next_row(self.inners, state)
+        return None if row is None else self.fn.call(state, row, {})
 
     def reconstruct(self, codegen):
         return f"map({codegen.load(self.fn)}, " + "".join(f"{codegen.load(inner)}, " for inner in self.inners) + ")"
