@@ -20,7 +20,8 @@ from jitcore.capture.values.dunders import attribute
 from jitcore.capture.values.partial import PartialValue
 from jitcore.capture.values.lazy_iterator import is_lazy, LazyIteratorValue
 from jitcore.capture.values.generator import GeneratorValue
-from jitcore.capture.values.iter_adapters import EnumerateValue, FilterValue, MapValue, ReversedListValue, ZipValue
+from jitcore.capture.values.iter_adapters import (EnumerateValue, FilterValue, MapValue, ReversedListValue, ZipValue,
+                                                  next_row)
 from jitcore.capture.values.iterator import IteratorValue, LiveIteratorValue, is_iterator
 from jitcore.capture.values.objects import ClassValue
 from jitcore.capture.values.object_id import object_id, same_object
@@ -479,23 +480,20 @@ def _live(state, iterable):
 
 
 @_rule(zip)
-def _zip(state, *iterables, **kwargs):
-    if kwargs:
+def _zip(state, *iterables, strict=None, **others):
+    strict = False if strict is None else strict.constant()
+    if others or not isinstance(strict, bool):
         return NotImplemented
     if any(is_lazy(it) for it in iterables):
         sources = [it if is_lazy(it) else _iter(state, it) for it in iterables]
 
         def produce(st):
-            row = []
-            for source in sources:  # like zip: stops at the first exhausted source, in order
-                item = source.next_item(st)
-                if item is None:
-                    return None
-                row.append(item)
-            return TupleValue(row)
+            row = next_row(sources, st, strict)  # like zip: stops at the first exhausted source, in order
+            return None if row is None else TupleValue(row)
         return LazyIteratorValue(produce, zip)
-    if iterables and any(_live(state, it) is not None for it in iterables):
-        return ZipValue([_iter(state, it) for it in iterables])
+    if iterables and (strict or any(_live(state, it) is not None for it in iterables)):
+        # strict steps one row at a time too: its ValueError comes when the loop reaches the end, after its rows
+        return ZipValue([_iter(state, it) for it in iterables], strict)
     columns = [it.iterate(state) for it in iterables]
     return IteratorValue([TupleValue(list(row)) for row in zip(*columns)], zip)
 

@@ -5,11 +5,12 @@ between the loop's steps, not all before it; a graph break inside such a loop ha
 map / filter / reversed over the real iterators."""
 from __future__ import annotations
 
+from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.iterator import LiveIteratorValue
 from jitcore.capture.values.sequence import TupleValue
 
-__all__ = ["EnumerateValue", "FilterValue", "MapValue", "ReversedListValue", "ZipValue"]
+__all__ = ["EnumerateValue", "FilterValue", "MapValue", "ReversedListValue", "ZipValue", "next_row"]
 
 
 class EnumerateValue(LiveIteratorValue):
@@ -36,13 +37,15 @@ class EnumerateValue(LiveIteratorValue):
 
 
 class ZipValue(LiveIteratorValue):
-    """zip(iterators...): a row takes one item from each in order and stops at the first exhausted one."""
+    """zip(iterators..., strict=): a row takes one item from each in order and stops at the first exhausted one;
+    strict, it then checks the others end there too (zip_next's check in bltinmodule.c)."""
 
-    __slots__ = ("inners",)
+    __slots__ = ("inners", "strict")
 
-    def __init__(self, inners):
+    def __init__(self, inners, strict=False):
         super().__init__(None)
         self.inners = inners
+        self.strict = strict
 
     def python_type(self):
         return zip
@@ -51,22 +54,39 @@ class ZipValue(LiveIteratorValue):
         return list(self.inners)
 
     def next_item(self, state=None):
-        row = _next_row(self.inners, state)
+        row = next_row(self.inners, state, self.strict)
         return None if row is None else TupleValue(row)
 
     def reconstruct(self, codegen):
-        return "zip(" + "".join(f"{codegen.load(inner)}, " for inner in self.inners) + ")"
+        strict = ", strict=True" if self.strict else ""
+        return "zip(" + ", ".join(codegen.load(inner) for inner in self.inners) + strict + ")"
 
 
-def _next_row(inners, state):
-    """One item from each iterator (zip's and map's step), or None once any of them is exhausted."""
+def next_row(inners, state, strict=False):
+    """One item from each iterator (zip's and map's step), or None once any of them is exhausted; with `strict`,
+    zip(strict=True)'s ValueError where they end at different rows."""
     row = []
     for inner in inners:
         item = inner.next_item(state)
         if item is None:
+            if strict:
+                _check_strict_end(inners, len(row), state)
             return None
         row.append(item)
     return row
+
+
+def _check_strict_end(inners, ended, state):
+    """zip(strict=True) found iterator `ended` exhausted: raise as CPython does if it is not the first, else take
+    one more item from each later one (advancing it, as CPython does) and raise at the first that still had one."""
+    def plural(i):
+        return " " if i == 1 else "s 1-"
+    if ended:
+        raise GraphBreak.raises(ValueError, f"zip() argument {ended + 1} is shorter than argument"
+                                            f"{plural(ended)}{ended}")
+    for i, inner in enumerate(inners[1:], start=1):
+        if inner.next_item(state) is not None:
+            raise GraphBreak.raises(ValueError, f"zip() argument {i + 1} is longer than argument{plural(i)}{i}")
 
 
 class MapValue(LiveIteratorValue):
@@ -86,7 +106,7 @@ class MapValue(LiveIteratorValue):
         return [self.fn, *self.inners]
 
     def next_item(self, state=None):
-        row = _next_row(self.inners, state)
+        row = next_row(self.inners, state)
         return None if row is None else self.fn.call(state, row, {})
 
     def reconstruct(self, codegen):
