@@ -7,7 +7,6 @@ holds exactly what eager Python would have built, written through the builtin di
 """
 from __future__ import annotations
 
-import abc
 import collections
 import types
 
@@ -19,7 +18,7 @@ from jitcore.capture.values.constant import const
 from jitcore.capture.values.mapping import AttributeDictValue, DictValue, key_source
 from jitcore.capture.values.objects import ClassValue
 from jitcore.capture.values.user_object import (_DunderProtocol, _class_attribute, class_lookup, relied_class_lookup,
-                                                default_store, default_delete, _MISSING)
+                                                default_store, default_delete, ordinary_metaclass, _MISSING)
 from jitcore.capture.values.wrapping import wrap
 
 __all__ = ["NewDictObjectValue", "dict_constructible"]
@@ -31,7 +30,7 @@ BUILTIN_DICTS = (dict, collections.OrderedDict)
 def dict_constructible(cls) -> bool:
     """A dict subclass whose instances NewDictObjectValue models: a Python class over dict or OrderedDict with
     the builtin __new__ and attribute lookup (Python __init__, __setattr__, __setitem__, ... are inlined)."""
-    if not isinstance(cls, type) or type(cls) not in (type, abc.ABCMeta) or cls in BUILTIN_DICTS:
+    if not isinstance(cls, type) or not ordinary_metaclass(cls) or cls in BUILTIN_DICTS:
         return False
     if not issubclass(cls, dict) or "__slots__" in vars(cls):
         return False

@@ -562,12 +562,30 @@ def _has_instance_dict(cls) -> bool:
         "__slots__" in vars(klass) for klass in cls.__mro__ if klass is not object)
 
 
+#: what a metaclass may override and still make, find and check instances as `type` does
+_METACLASS_SLOTS = ("__call__", "__getattribute__", "__getattr__", "__instancecheck__", "__subclasscheck__")
+
+
+def ordinary_metaclass(cls) -> bool:
+    """cls is a class whose metaclass is type or ABCMeta, or a Python subclass of them that leaves calling the
+    class, reading its attributes and isinstance to them (one that only hooks class creation or class attribute
+    writes, such as a wrapper put on each `__init__` the class is given: writes are checked on their own path,
+    `ClassValue._writable`)."""
+    meta = type(cls)
+    if meta in (type, abc.ABCMeta):
+        return True
+    if not issubclass(meta, type) or not meta.__flags__ & (1 << 9):  # Py_TPFLAGS_HEAPTYPE: a Python class
+        return False
+    base = abc.ABCMeta if issubclass(meta, abc.ABCMeta) else type
+    return all(getattr(meta, name, None) is getattr(base, name, None) for name in _METACLASS_SLOTS)
+
+
 def constructible(cls) -> bool:
     """A class whose instances NewObjectValue can model: default __new__, a Python class layout; attribute hooks
     (`__getattribute__`, `__getattr__`, `__setattr__`) object's or Python functions (inlined; a frozen dataclass's
     generated __init__ assigns through object.__setattr__, which the builtin rules model).
     """
-    if not isinstance(cls, type) or type(cls) not in (type, abc.ABCMeta) or cls.__module__ == "builtins":
+    if not isinstance(cls, type) or not ordinary_metaclass(cls) or cls.__module__ == "builtins":
         return False
     hooks_ok = all(class_lookup(cls, name) in (default, _MISSING) or isinstance(class_lookup(cls, name),
                                                                               types.FunctionType)
