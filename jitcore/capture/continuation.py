@@ -256,4 +256,10 @@ def _has_compiled_copy(fn) -> bool:
     functions that are not Python's, such as Cython's, whose __code__ holds no bytecode), and not torch's own
     machinery (Note [Only the user's code])."""
     return isinstance(fn, types.FunctionType) and not is_disabled(fn) and not is_torch_runtime(fn) \
-        and not is_torch_code(fn.__code__) and not fn.__code__.co_flags & _NATIVE_FLAGS
+        and (not is_torch_code(fn.__code__) or fn.__module__ == _CONTAINERS) and not fn.__code__.co_flags & _NATIVE_FLAGS
+
+
+#: torch.nn's module containers (Sequential, ModuleList, ModuleDict): their forward only calls the user's layers
+#: it holds, so a break under one gets it a compiled copy, as a user's function would, rather than running every
+#: layer it holds natively (Dynamo traces torch.nn's frames too)
+_CONTAINERS = "torch.nn.modules.container"

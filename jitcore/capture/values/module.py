@@ -169,6 +169,11 @@ class ModuleValue(Value):
         module = self.module
         if _wrapper_kind(module) is not None:
             raise GraphBreak("distributed_module", f"{self._name()} ({type(module).__name__})")
+        if isinstance(module, torch.nn.RNNBase):
+            # its forward keeps the flattened weights behind weak references and hands them to one fused _VF
+            # kernel (cuDNN's packed layout on a GPU): run as torch runs it, between two graphs, as torch.compile
+            # does (Dynamo's allow_rnn is off by default)
+            raise GraphBreak("torch_runtime", f"{self._name()} ({type(module).__name__}.forward, a recurrent layer)")
         if self._has_inlinable_hooks():
             return self._call_with_hooks(state, args, kwargs)
         self.guard_no_hooks(state.ctx)
