@@ -106,6 +106,10 @@ _kind("distributed_module", "a DistributedDataParallel or FSDP2 (fully_shard) mo
 _kind("tensor_subclass", "a tensor subclass with __torch_function__ is used (its results are subclass instances "
       "with behaviour of their own), so the function runs in Python for such inputs",
       "pass plain tensors (x.as_subclass(torch.Tensor)), or disable __torch_function__ on the subclass")
+_kind("torch_function_mode", "a TorchFunctionMode (`with mode:`) is active: its __torch_function__ decides what "
+      "every torch call does, so the code under it runs in Python",
+      "enter the mode outside the compiled function, or keep the code under it small",
+      here="enter the mode outside {where}, or keep the code under it small")
 _kind("unsupported_output", "the function returns a value jitcore cannot rebuild",
       "return tensors, Python constants, or tuples/lists/dicts of them")
 

@@ -71,6 +71,17 @@ def capture_frame(code, fn_globals, closure, args: dict, fn_name: str, dynamic_p
         return _capture(attempt, code)
 
 
+# Note [Torch function modes]
+# Under a TorchFunctionMode every torch call (functions, Tensor methods, operators, factories) goes through the
+# mode's __torch_function__, which may do anything (TransformGetItemToIndex turns indexing into another op, a
+# DeviceContext moves factories to its device). Capture does not dispatch through modes, so it never traces while
+# one is active: a frame that starts under a mode (a call inside the user's `with mode:`, or the resume function
+# of a `with mode:` block entered at a break) runs natively, and GlobalStateMatch guards the depth of the mode
+# stack, so an entry made outside a mode is never run inside one, nor the reverse.
+# Entering a mode inside the capture is a break (its __enter__ pushes the mode for real), so the rest of the
+# block runs natively, and the code after the block is captured again once the mode is popped.
+
+
 # Note [A break at an untouched instruction]
 # A capture that breaks is run twice: the first attempt finds where, the second replays up to that instruction and
 # stops before it, so nothing the breaking instruction did (nodes, guards, side effects, a call it inlined,
@@ -118,6 +129,9 @@ def _attempt(code, fn_globals, closure, args, fn_name, start, paths, shape_choic
     break_point = None
     result = None
     try:
+        if torch._C._len_torch_function_stack():
+            raise GraphBreak("torch_function_mode", f"{torch.overrides._get_current_function_mode().__class__.__name__} "
+                             "is active where the call starts")
         # inside the try: a resume stub's frame wraps its stack values as it starts (FrameState.root)
         state = FrameState.root(ctx, args)
         result = state.run()

@@ -381,6 +381,9 @@ _STATE_FIELDS = (
     ("autocast (cuda)", _autocast_reader("cuda")),
     ("deterministic algorithms", torch._C._get_deterministic_algorithms),
     ("inference mode", torch.is_inference_mode_enabled),
+    # a TorchFunctionMode decides what every torch call does: an entry serves only the depth it was made under
+    # (capture runs none under a mode: Note [Torch function modes] in capture/frame.py)
+    ("torch function modes", torch._C._len_torch_function_stack),
 )
 # One C call that says "no autocast anywhere": cheaper than asking per device (107 ns against 150-280 ns each).
 _any_autocast = getattr(torch._C, "_is_any_autocast_enabled", None)
@@ -388,7 +391,8 @@ _any_autocast = getattr(torch._C, "_is_any_autocast_enabled", None)
 
 class GlobalStateMatch(Check):
     """A root check: torch global state at construction (grad mode, default dtype, autocast on cpu and cuda with
-    its dtype where enabled, deterministic algorithms, inference mode) must be the same when the guard runs.
+    its dtype where enabled, deterministic algorithms, inference mode, the depth of the TorchFunctionMode stack)
+    must be the same when the guard runs.
 
     When no autocast was on anywhere, the rendered test asks "is autocast on anywhere" in one call, so turning it
     on for any device (not only cpu or cuda) fails the check; explain() reports that case too. When some autocast
@@ -409,7 +413,7 @@ class GlobalStateMatch(Check):
         self.no_autocast_anywhere = _any_autocast is not None and not _any_autocast()
 
     def render(self, var: str, ns: Namespace) -> str:
-        grad, dtype, cpu, cuda, deterministic, inference = self.state
+        grad, dtype, cpu, cuda, deterministic, inference, modes = self.state
         terms = [
             f"{ns.constant(torch.is_grad_enabled, 'is_grad_enabled')}() is {grad}",
             f"{ns.constant(torch.get_default_dtype, 'get_default_dtype')}() is {ns.constant(dtype, 'dtype')}",
@@ -426,6 +430,7 @@ class GlobalStateMatch(Check):
                     terms.append(f"{get_dtype}({device!r}) is {ns.constant(autocast_dtype, 'dtype')}")
         terms.append(f"{ns.constant(torch._C._get_deterministic_algorithms, 'get_deterministic')}() is {deterministic}")
         terms.append(f"{ns.constant(torch.is_inference_mode_enabled, 'is_inference_mode_enabled')}() is {inference}")
+        terms.append(f"{ns.constant(torch._C._len_torch_function_stack, 'len_torch_function_stack')}() == {modes}")
         return " and ".join(terms)
 
     def explain(self, value: object = None) -> str | None:
@@ -441,11 +446,13 @@ class GlobalStateMatch(Check):
         return "; ".join(changes) or None
 
     def describe(self) -> str:
-        grad, dtype, cpu, cuda, deterministic, inference = self.state
+        grad, dtype, cpu, cuda, deterministic, inference, modes = self.state
         parts = [f"grad={grad}", f"default_dtype={str(dtype).removeprefix('torch.')}",
                  f"autocast_cpu={cpu}", f"autocast_cuda={cuda}", f"deterministic={deterministic}"]
         if inference:
             parts.append("inference_mode=True")
+        if modes:
+            parts.append(f"torch_function_modes={modes}")
         return f"GlobalStateMatch({', '.join(parts)})"
 
     def _key(self) -> tuple:

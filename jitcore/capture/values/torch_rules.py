@@ -270,3 +270,7 @@ register_predicate(NATIVE_LIBRARY, lambda fn: _native_root(fn) not in (None, *_I
 for _deepcopy in {torch.Tensor.__deepcopy__, torch.nn.Parameter.__deepcopy__}:
     register_callable(_deepcopy, TORCH_RUNTIME, CallRule("Tensor.__deepcopy__", Meaning.NATIVE,
                                                          break_kind="unsupported_call"))
+# entering a TorchFunctionMode pushes it for real: the block under it runs in Python (Note [Torch function modes],
+# capture/frame.py)
+register_callable(torch.overrides.TorchFunctionMode.__enter__, TORCH_RUNTIME,
+                  CallRule("TorchFunctionMode.__enter__", Meaning.NATIVE, break_kind="torch_function_mode"))
