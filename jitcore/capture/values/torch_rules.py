@@ -98,7 +98,8 @@ def is_torch_runtime(fn) -> bool:
 def is_torch_code(code) -> bool:
     """Code of torch's own Python modules (torch.nn's layers included): inlined where it is called from traced
     code, but never the user's code (Note [Only the user's code]): a break inside it is reported at the user's call,
-    and it gets no compiled copy or resume function of its own."""
+    and it gets no compiled copy or resume function of its own (torch.nn's containers excepted:
+    continuation._CONTAINERS)."""
     return _in_torch(code.co_filename)
 
 
