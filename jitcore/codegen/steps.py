@@ -35,11 +35,20 @@ class ResumeFactory(Protocol):
 
     def step(self, target: int, kinds: tuple, names: tuple, tails: dict):
         """A function running just the instruction at `target` inside the frame's try/with regions, then
-        returning `callable(...)` of `tails[successor] = (kinds, names, callable)` for wherever it went (for a
-        frame with cell or free variables: a maker taking the frame's cells, as `resume`)."""
+        continuing in `callable(...)` of `tails[successor] = (kinds, names, callable)` for wherever it went (for a
+        frame with cell or free variables: a maker taking the frame's cells, as `resume`); called through
+        `handover`, as a resume function is."""
 
     def callee(self, fn):
         """fn's compiled copy, so a callee that the break runs natively is captured on its own."""
+
+    def handover(self):
+        """`(waiting, fn, *args)` -> what the entry returns to continue in `fn(*args)` (Note [Resume chains run in
+        a loop], runtime/resume_chain.py)."""
+
+    def ticket(self):
+        """(take, key) for an entry of a resume function: `take(key)` says whether a chain's driver called it;
+        None for an original frame's entry."""
 
 
 _JUMPS = {"POP_JUMP_IF_TRUE": "bool({})", "POP_JUMP_IF_FALSE": "not {}", "POP_JUMP_IF_NONE": "{} is None",
@@ -100,6 +109,18 @@ class BreakSteps:
         self._locals: dict = {}
         #: cell variable name -> the entry's variable holding its cell (set by emit, in an original frame)
         self._frame_cells: dict = {}
+        #: whether the entry took a driver's ticket (`prelude`): the expression its resume call passes on
+        self._waiting = "False"
+
+    def prelude(self, cg) -> list:
+        """The entry's first lines: a resume function's entry takes the ticket of the chain's driver that called
+        it before anything it runs can start a chain of its own (Note [Resume chains run in a loop])."""
+        ticket = self.factory.ticket()
+        if ticket is None:
+            return []
+        take, key = ticket
+        self._waiting = "___waiting"
+        return [f"___waiting = {cg.constant_object(take, 'take')}({cg.constant_object(key, 'ticket')})"]
 
     def _original_offset(self, offset: int) -> int:
         if self.offset_map is None:
@@ -182,7 +203,7 @@ class BreakSteps:
         args = [s for s in stack if s is not None] + [self._locals[name] for name in names]
         ref = cg.constant_object(fn, "step")
         callee = f"{ref}({self._cells(cg)})" if closure_names(self.original) else ref
-        return f"return {callee}({', '.join(args)})"
+        return self._handover(cg, callee, args)
 
     # -- steps ------------------------------------------------------------------------------------------------
     def _resume_call(self, cg, offset, stack, live) -> str:
@@ -192,7 +213,12 @@ class BreakSteps:
         ref = cg.constant_object(fn, "resume")
         callee = f"{ref}({self._cells(cg)})" if closure_names(self.original) else ref
         args = [s for s in stack if s is not None] + [self._locals[name] for name in names]
-        return f"return {callee}({', '.join(args)})"
+        return self._handover(cg, callee, args)
+
+    def _handover(self, cg, callee: str, args: list) -> str:
+        """`return callee(*args)`, made by the chain's driver (Note [Resume chains run in a loop])."""
+        handover = cg.constant_object(self.factory.handover(), "handover")
+        return f"return {handover}({', '.join([self._waiting, callee, *args])})"
 
     def _cells(self, cg) -> str:
         """The cells a resume maker binds (Note [Resume functions share the frame's cells]): a resume frame's own

@@ -153,6 +153,8 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
     cg = EntryCodegen(params, fn_globals, builtins)
     cg.standins = captured.ctx.standins
     lines = []
+    if captured.break_point is not None:
+        lines.extend("    " + line for line in steps.prelude(cg))
     if compiled_graph is not None:
         cg.namespace["___graph"] = compiled_graph
         cg.outputs = {id(tv.node): i for i, tv in enumerate(captured.outputs)}

@@ -16,6 +16,7 @@ from jitcore.capture.values.symint import SymIntValue
 from jitcore.capture.values.tensor import TensorValue
 from jitcore.codegen.resume import resume_origin
 from jitcore.codegen.steps import BreakSteps
+from jitcore.runtime import resume_chain
 from jitcore.runtime.resume_fns import compiled_callee, resume_function, step_function
 
 __all__ = ["break_steps", "FrameResumes"]
@@ -24,8 +25,10 @@ __all__ = ["break_steps", "FrameResumes"]
 class FrameResumes:
     """codegen.steps.ResumeFactory for frames of one original code, run with these globals and options."""
 
-    def __init__(self, original, fn_globals, options, inherited=None, structural=frozenset()):
+    def __init__(self, original, fn_globals, options, inherited=None, structural=frozenset(), code=None):
         self.original = original
+        #: the code the breaking frame ran (a resume stub's, whose entries take a chain's ticket)
+        self.code = code
         self.globals = fn_globals
         self.options = options
         #: live locals that were dynamic in the capture that broke: {name: symbolic dims, or None for a number}
@@ -45,13 +48,20 @@ class FrameResumes:
     def callee(self, fn):
         return compiled_callee(fn, self.options)
 
+    def handover(self):
+        return resume_chain.handover
+
+    def ticket(self):
+        key = resume_chain.ticket_of(self.code) if self.code is not None else None
+        return None if key is None else (resume_chain.take, key)
+
 
 def break_steps(fn_globals, captured, options) -> BreakSteps:
     point = captured.break_point
     # the code the frame ran: a resume stub's capture runs its original (capture/resume_points.py)
     original, _ = resume_origin(point.code)
     resumes = FrameResumes(original, fn_globals, options, _dynamic_locals(point.locals),
-                           _structural_names(point, captured.ctx))
+                           _structural_names(point, captured.ctx), code=captured.ctx.code)
     return BreakSteps(point.code, resumes, has_prefix=captured.gm is not None,
                       stub=resume_point(captured.ctx.code) is not None)
 

@@ -31,6 +31,7 @@ from bytecode import Bytecode, CompilerFlags, FreeVar, Instr, Label, TryBegin, T
 
 from jitcore.capture.resume_points import note_resume_point
 from jitcore.codegen.resume import closure_names, real_offset, resume_code
+from jitcore.runtime.resume_chain import clear_ticket
 from jitcore.runtime.tracebacks import user_traceback
 
 __all__ = ["stub_code"]
@@ -53,6 +54,8 @@ class _NativeBody:
         self.fn = None
 
     def __call__(self, cells, *args):
+        # a driver's ticket left for this stub: its native body starts chains of its own (runtime/resume_chain.py)
+        clear_ticket()
         code = self.code
         if code is None:
             original = self.original()

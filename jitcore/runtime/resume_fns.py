@@ -18,7 +18,7 @@ import weakref
 from jitcore.capture.code_cache import CodeCache
 from jitcore.capture.values.module import WrapperCall
 from jitcore.codegen.resume import closure_names, resume_code
-from jitcore.runtime import distributed
+from jitcore.runtime import distributed, resume_chain
 from jitcore.runtime.lazy_resume import stub_code
 from jitcore.runtime.prologue import build_prologue_code
 
@@ -71,6 +71,7 @@ def resume_function(original, fn_globals, target: int, kinds: tuple, names: tupl
     if inherited or structural:
         cache.policy.inherit(inherited or {}, structural)
     prologue = build_prologue_code(code, cache.dispatch)
+    resume_chain.note_stub(code, prologue)
     if closure_names(original):
         def make(cells, _code=prologue, _globals=fn_globals, _label=label):
             return types.FunctionType(_code, _globals, _label, None, cells)
@@ -88,8 +89,12 @@ def step_function(original, fn_globals, target: int, kinds: tuple, names: tuple,
     key = (target, kinds, names, tuple(sorted((o, k, n, id(c)) for o, (k, n, c) in tails.items())))
     found = per_code.get(key)
     if found is None:
+        # the step is called by a chain's driver, which its tails hand their resume function back to (Note
+        # [Resume chains run in a loop], runtime/resume_chain.py)
+        cells = bool(closure_names(original))
+        tails = {o: (k, n, resume_chain.handed(c, cells)) for o, (k, n, c) in tails.items()}
         code = resume_code(original, target, kinds, names, tails)
-        if closure_names(original):
+        if cells:
             def make(cells, _code=code, _globals=fn_globals, _label=original.co_name):
                 return types.FunctionType(_code, _globals, _label, None, cells)
             found = make

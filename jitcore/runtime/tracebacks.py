@@ -122,8 +122,9 @@ def _continues(code, function, chunk) -> bool:
     return _entry_line(entries[-1]).lstrip().startswith(_CONTINUING)
 
 
-#: how an entry's source calls what continues its frame (codegen/steps.py names them ___resume<k>, ___step<k>)
-_CONTINUING = ("return ___resume", "return ___step")
+#: how an entry's source calls what continues its frame (codegen/steps.py names them ___resume<k>, ___step<k>,
+#: and hands them to a chain's driver, ___handover<k>: Note [Resume chains run in a loop])
+_CONTINUING = ("return ___resume", "return ___step", "return ___handover")
 
 
 def _entry_line(tb) -> str:
