@@ -93,6 +93,9 @@ class GuardFunction:
                 why = f"could not be checked ({type(error).__name__}: {error})"
             if why is not None:
                 failed.append((node.path, user_name, check, value, why))
+                expand = getattr(check, "failed_constants", None)
+                if expand is not None:  # a batch names the items that changed, for automatic dynamic
+                    failed.extend(expand())
         return failed
 
 

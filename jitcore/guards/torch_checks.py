@@ -7,12 +7,13 @@ library only; never jitcore.
 """
 from __future__ import annotations
 
+import itertools
 import operator as _operator
 import weakref
 
 import torch
 
-from jitcore.guards.checks import Check, Relation
+from jitcore.guards.checks import Check, Relation, _value_key, same_value
 from jitcore.guards.render import Namespace, distinct_type_names, literal, short_repr, type_name
 
 __all__ = ["TensorMatch", "StorageOffsetMatch", "StorageOverlapMatch", "storage_pattern", "GlobalStateMatch", "BatchIdentityMatch"]
@@ -31,15 +32,21 @@ class BatchIdentityMatch(Check):
     of item i, for failures. `held` lists (namespace, name, table, label) tuples: each namespace (a module's `__dict__`
     or a Python module's globals) must still hold that very table, since the items and keys above are read from
     the tables captured at compile time (`del` on a ModuleList or Sequential replaces its `_modules`).
+
+    `consts` are (module `__dict__`, name, value, user's name) for module attributes the graph took as constants
+    (a convolution's `stride`, a norm's `eps`): Note [Constant module attributes] in runtime/guard_batch.py.
     """
 
     __slots__ = ("containers", "keys", "ids", "n_grads", "grads", "empty", "names", "empty_names", "keyed",
                  "keyed_keys", "keyed_names", "absent", "absent_keys", "absent_names", "held_in", "held_names", "held", "held_labels", "_objects", "_metadata",
-                 "_native", "_live", "__weakref__")
+                 "_native", "_live", "const_tables", "const_keys", "const_values", "const_names", "_const_lists",
+                 "_missing", "hooks_in", "hooks_keys", "hooks_names", "_lists_at", "_list_lengths", "_list_ids", "const_paths", "_const_replaced",
+                 "__weakref__")
     cost = 4
 
     def __init__(self, containers, keys, objects, n_grads, empty, names, empty_names, owners=(), keyed=(),
-                 keyed_keys=(), keyed_names=(), absent=(), absent_keys=(), absent_names=(), held=()) -> None:
+                 keyed_keys=(), keyed_names=(), absent=(), absent_keys=(), absent_names=(), held=(),
+                 consts=(), hooks=()) -> None:
         self.containers = tuple(containers)
         self.keys = tuple(keys)
         self._objects = tuple(objects)
@@ -65,6 +72,30 @@ class BatchIdentityMatch(Check):
         self.held_names = tuple(item[1] for item in held)
         self.held = tuple(item[2] for item in held)
         self.held_labels = tuple(item[3] for item in held)
+        self.const_tables = tuple(item[0] for item in consts)
+        self.const_keys = tuple(item[1] for item in consts)
+        # a list: the slow path swaps in an equal object it met, so the next call passes on identity again
+        self.const_values = [item[2] for item in consts]
+        self.const_names = tuple(item[3] for item in consts)
+        # for failures: each attribute's path and the (path, user name, check) triples it stands for, which the
+        # slow path re-runs so that automatic dynamic sees the number that changed (runtime/policy.py)
+        self.const_paths = tuple(item[4] if len(item) > 4 else () for item in consts)
+        self._const_replaced = tuple(item[5] if len(item) > 5 else () for item in consts)
+        # a list's identity says nothing about its items (it can be changed in place): its items and their types
+        # as captured, compared on every call
+        self._const_lists = tuple((index, tuple(value), tuple(map(type, value)))
+                                  for index, value in enumerate(self.const_values) if type(value) is list)
+        # the fast test for all the lists at once: the same item objects (ids of the captured items, which
+        # _const_lists keeps alive) and lengths; anything else goes to the exact comparison
+        at = [index for index, _, _ in self._const_lists]
+        self._lists_at = _operator.itemgetter(*at) if len(at) > 1 else (lambda now, i=at[0]: (now[i],)) if at else None
+        self._list_lengths = [len(items) for _, items, _ in self._const_lists]
+        self._list_ids = [id(item) for _, items, _ in self._const_lists for item in items]
+        # hook dicts read through their module's __dict__ (`hooks_in[i][hooks_keys[i]]`), which must be empty
+        self.hooks_in = tuple(item[0] for item in hooks)
+        self.hooks_keys = tuple(item[1] for item in hooks)
+        self.hooks_names = tuple(item[2] for item in hooks)
+        self._missing = (_MISSING,) * len(consts)
         self._live = True
         # the containers are the owners' own dicts, which hold the parameters: when an owner (a module) dies,
         # let go of everything, so this check never keeps a dropped model's tensors alive; it fails from then on
@@ -82,10 +113,59 @@ class BatchIdentityMatch(Check):
         if not all(map(_is, values, self._objects)) or any(self.empty) \
                 or list(map(tuple, self.keyed)) != self.keyed_keys or any(map(_contains, self.absent, self.absent_keys)):
             return False
+        if self.const_tables and not self._consts_hold():
+            return False
+        if any(map(_dict_getitem, self.hooks_in, self.hooks_keys)):
+            return False
         native = self._native
         if native is not None:
             return native(*values[:self.n_grads])
         return list(map(_requires_grad, values[:self.n_grads])) == self.grads
+
+    def _consts_hold(self) -> bool:
+        # Note [Constant module attributes]: the same objects pass at C speed; an attribute rebound to an equal
+        # value (a large int or a float computed again) passes the exact comparison instead, as EqualsMatch would
+        now = list(map(_dict_get, self.const_tables, self.const_keys, self._missing))
+        expected = self.const_values
+        if not all(map(_is, now, expected)):
+            for index, (old, new) in enumerate(zip(expected, now)):
+                if new is old:
+                    continue
+                if type(old) is list or new is _MISSING or not same_value(old, new):
+                    return False
+                expected[index] = new
+        lists = self._lists_at
+        if lists is not None:
+            lists = lists(now)
+            if list(map(len, lists)) == self._list_lengths and \
+                    list(map(id, _chain(*lists))) == self._list_ids and all(map(_is_list, lists)):
+                return True
+            for index, items, types in self._const_lists:
+                value = now[index]
+                if type(value) is not list or tuple(value) != items or tuple(map(type, value)) != types:
+                    return False
+        return True
+
+    def failed_constants(self) -> list[tuple]:
+        """The checks this batch stands for that fail now, as `(path, user_name, check, value, explanation)`
+        (GuardFunction.failed_checks' form): the per-item view of a constant attribute that changed."""
+        failed = []
+        for table, key, base, replaced in zip(self.const_tables, self.const_keys, self.const_paths,
+                                              self._const_replaced):
+            if key not in table:
+                continue
+            for path, user_name, check in replaced:
+                value = table[key]
+                try:
+                    for step in path[len(base):]:
+                        value = value[step[1]]
+                    why = check.explain(value)
+                except Exception as error:
+                    failed.append((path, user_name, check, None, f"could not be read ({type(error).__name__})"))
+                    continue
+                if why is not None:
+                    failed.append((path, user_name, check, value, why))
+        return failed
 
     def render(self, var: str, ns: Namespace) -> str:
         return f"{ns.constant(self.holds, 'module_state')}()"
@@ -111,6 +191,19 @@ class BatchIdentityMatch(Check):
             for what, before, after in zip(("dtype", "device", "shape", "stride"), old, now):
                 if before != after:
                     return f"{name}.{what} changed {before} -> {after} (its data was replaced in place)"
+        for name, table, key, old in zip(self.const_names, self.const_tables, self.const_keys, self.const_values):
+            new = table.get(key, _MISSING)
+            if new is _MISSING:
+                return f"{name} was deleted"
+            if type(old) is list:
+                if type(new) is not list or tuple(new) != tuple(old) or list(map(type, new)) != list(map(type, old)):
+                    return f"{name} changed {short_repr(old)} -> {short_repr(new)}"
+            elif new is not old and not same_value(old, new):
+                return f"{name} changed {short_repr(old)} -> {short_repr(new)}"
+        for name, namespace, key in zip(self.hooks_names, self.hooks_in, self.hooks_keys):
+            hooks = namespace.get(key)
+            if hooks is None or len(hooks):
+                return f"{name} is no longer empty (a hook was added)"
         for name, hooks in zip(self.empty_names, self.empty):
             if len(hooks):
                 return f"{name} is no longer empty (a hook was added)"
@@ -125,13 +218,17 @@ class BatchIdentityMatch(Check):
 
     def describe(self) -> str:
         keyed = f", {len(self.keyed)} container key lists" if self.keyed else ""
+        consts = f", {len(self.const_keys)} constant attributes" if self.const_keys else ""
+        consts += f", {len(self.hooks_keys)} module hook dicts" if self.hooks_keys else ""
         return (f"BatchIdentityMatch({len(self.keys)} module items, {self.n_grads} with requires_grad, "
-                f"{len(self.empty)} empty hook dicts{keyed})")
+                f"{len(self.empty)} empty hook dicts{keyed}{consts})")
 
     def _key(self) -> tuple:
         return (tuple(map(id, self.containers)), self.keys, tuple(self.ids), tuple(self.grads),
                 tuple(map(id, self.empty)), tuple(map(id, self.keyed)), tuple(self.keyed_keys),
-                tuple(map(id, self.absent)), self.absent_keys, tuple(map(id, self.held_in)), self.held_names)
+                tuple(map(id, self.absent)), self.absent_keys, tuple(map(id, self.held_in)), self.held_names,
+                tuple(map(id, self.const_tables)), self.const_keys, tuple(map(_const_key, self.const_values)),
+                tuple(map(id, self.hooks_in)), self.hooks_keys)
 
 
 _dict_getitem = dict.__getitem__
@@ -139,6 +236,17 @@ _dict_get = dict.get
 _requires_grad = _operator.attrgetter("requires_grad")
 _is = _operator.is_
 _contains = _operator.contains
+_chain = itertools.chain
+
+
+def _is_list(value) -> bool:
+    return type(value) is list
+#: what a constant attribute reads as once it has been deleted from its module's __dict__
+_MISSING = object()
+
+
+def _const_key(value) -> object:
+    return (list, tuple(map(_value_key, value))) if type(value) is list else _value_key(value)
 
 
 def _metadata(t) -> tuple:
@@ -152,6 +260,10 @@ def _release_batch(ref) -> None:
         check.containers, check.keys, check._objects, check.empty, check.keyed = (), (), (), (), ()
         check.absent, check.absent_keys = (), ()
         check.held_in, check.held_names, check.held, check.held_labels = (), (), (), ()
+        check.const_tables, check.const_keys, check.const_values, check.const_names = (), (), [], ()
+        check.const_paths, check._const_replaced = (), ()
+        check._const_lists, check._lists_at = (), None
+        check.hooks_in, check.hooks_keys, check.hooks_names = (), (), ()
         check.keyed_keys = []
         check._native = None
 

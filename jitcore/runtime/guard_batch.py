@@ -11,9 +11,10 @@ import sys
 
 import torch
 
-from jitcore.guards import BatchIdentityMatch, DictKeysMatch, EqualsMatch, IdMatch, InstanceDictAbsent, LengthMatch, TensorMatch
+from jitcore.guards import (BatchIdentityMatch, DictKeysMatch, EqualsMatch, IdMatch, InstanceDictAbsent, LengthMatch, TensorMatch,
+                            TypeMatch)
 from jitcore.guards.tree import read_step
-from jitcore.capture.sources import AttrSource, ModuleDictSource, ModuleGlobalSource, Source
+from jitcore.capture.sources import AttrSource, ItemSource, ModuleDictSource, ModuleGlobalSource, Source
 
 __all__ = ["batch_module_guards", "source_reader"]
 
@@ -78,10 +79,17 @@ def batch_module_guards(collected: list, read, pinned: dict | None = None, struc
     Checks on a path under `structural` (modules captured by structure: Note [Instances shared by structure])
     stay as they are: they must pass for every instance, not the one the batch would pin.
     """
-    tensors, others, empty, keyed, kept, owners, absent, held = [], [], [], [], [], [], [], {}
+    tensors, others, empty, keyed, kept, owners, absent, held, hooks = [], [], [], [], [], [], [], {}, []
+    constants, consts = _constant_attributes(collected, read, structural), {}
     for source, check in collected:
         if structural and source is not None and _under(source, structural):
             kept.append((source, check))
+            continue
+        attribute = _attribute_of(source) if constants else None
+        if attribute in constants:
+            table, name, value, module, replaced = constants[attribute]
+            consts[attribute] = (table, name, value, attribute.user_name, attribute.path, replaced)
+            owners.append(module)
             continue
         if source is None and isinstance(check, InstanceDictAbsent) and isinstance(check.obj, torch.nn.Module):
             absent.append((check.obj.__dict__, check.key, check.label))
@@ -97,6 +105,9 @@ def batch_module_guards(collected: list, read, pinned: dict | None = None, struc
         owner = _owner(source, read)
         if owner is not None:
             owners.append(owner)
+        if item[0] == "hooks":
+            hooks.append(item[1:])
+            continue
         holder = _holder(source, read)
         if holder is not None:
             held[(id(holder[0]), holder[1])] = holder
@@ -108,7 +119,7 @@ def batch_module_guards(collected: list, read, pinned: dict | None = None, struc
             keyed.append(item[1:])
         else:
             empty.append(item[1:])
-    if len(tensors) + len(others) + len(empty) + len(keyed) + len(absent) < _MIN_ITEMS:
+    if len(tensors) + len(others) + len(empty) + len(keyed) + len(absent) + len(consts) + len(hooks) < _MIN_ITEMS:
         return collected
     items = tensors + others
     if pinned is not None:
@@ -121,8 +132,108 @@ def batch_module_guards(collected: list, read, pinned: dict | None = None, struc
         owners=owners, keyed=[d for d, _, _ in keyed], keyed_keys=[k for _, k, _ in keyed],
         keyed_names=[n for _, _, n in keyed], absent=[d for d, _, _ in absent],
         absent_keys=[k for _, k, _ in absent], absent_names=[n for _, _, n in absent],
-        held=list(held.values()))
+        held=list(held.values()), consts=list(consts.values()), hooks=hooks)
     return kept + [(None, batch)]
+
+
+# Note [Constant module attributes]
+# A module's configuration (a convolution's stride, padding, dilation and groups, a norm's eps and
+# normalized_shape, an activation's `approximate`) is read by forward and baked into the graph, so each value is
+# guarded: a type, a length and an equality per item, hundreds of Python-level checks on every call of a CNN
+# (ConvNeXt-T: ~690 of its ~720). When the checks on an attribute pin its whole value (an EqualsMatch on it, or
+# its exact type and length and an EqualsMatch on every item), the batch stands for them: it holds the module's
+# own `__dict__` and the object read there, and a call passes when the same object is still there (C-level
+# `map`, like the parameters). An attribute rebound to an equal object passes an exact comparison instead (the
+# same meaning as EqualsMatch: a counter that keeps its value must not recompile); a list is compared item by
+# item on every call, since its identity says nothing about its contents. Only attributes that plain attribute
+# access reads from the instance `__dict__` qualify: no data descriptor of that name on the class, no
+# `__getattribute__` of its own. Checks that do not pin the value (a type check alone, on an int that automatic
+# dynamic made a graph input) stay as they are.
+_PINNING = (TypeMatch, EqualsMatch, LengthMatch)
+_SCALARS = frozenset({int, float, bool, str, type(None), complex, bytes})
+
+
+def _attribute_of(source):
+    """The module attribute a source reads, through any items of it (`self.conv.stride[0]`), or None."""
+    while isinstance(source, ItemSource):
+        source = source.base
+    return source if isinstance(source, AttrSource) else None
+
+
+def _constant_attributes(collected, read, structural) -> dict:
+    """{AttrSource: (module.__dict__, name, value, module, replaced)} for module attributes whose checks pin their
+    value; `value` is what the checks expect (the frame may have rebound the attribute since), `replaced` the
+    (path, user name, check) triples the batch stands for."""
+    by_attribute: dict = {}
+    for source, check in collected:
+        if source is None or not isinstance(check, _PINNING):
+            continue
+        attribute, keys = source, []
+        while isinstance(attribute, ItemSource):
+            keys.append(attribute.key)
+            attribute = attribute.base
+        if isinstance(attribute, AttrSource):
+            checks = by_attribute.setdefault(attribute, ({}, []))
+            checks[0].setdefault(tuple(reversed(keys)), []).append(check)
+            checks[1].append((source.path, source.user_name, check))
+    found = {}
+    for attribute, (checks, replaced) in by_attribute.items():
+        if attribute.name in _TABLES or attribute.name in _HOOK_DICTS or (structural and _under(attribute, structural)):
+            continue
+        try:
+            module = read(attribute.base)
+        except Exception:
+            continue
+        if not isinstance(module, torch.nn.Module) or not _plain_instance_attribute(module, attribute.name):
+            continue
+        value = _pinned((), checks)
+        if value is not _UNPINNED:
+            found[attribute] = (module.__dict__, attribute.name, value, module, replaced)
+    # every check on a pinned attribute must be one the batch implies, or the attribute stays unbatched
+    for source, check in collected:
+        attribute = _attribute_of(source)
+        if attribute in found and not isinstance(check, _PINNING):
+            del found[attribute]
+    return found
+
+
+_UNPINNED = object()
+
+
+def _pinned(path, checks):
+    """The value the checks at `path` and below fix entirely (exact type at every level, every item), or
+    _UNPINNED."""
+    here = checks.get(path, ())
+    for check in here:
+        if isinstance(check, EqualsMatch):
+            value = check.value
+            return value if type(value) in _SCALARS or (type(value) is tuple and _immutable(value)) else _UNPINNED
+    kinds = [check.tp for check in here if isinstance(check, TypeMatch) and check.tp in (tuple, list)]
+    lengths = [check.length for check in here if isinstance(check, LengthMatch)]
+    if not kinds or not lengths:
+        return _UNPINNED
+    items = [_pinned(path + (index,), checks) for index in range(lengths[0])]
+    if any(item is _UNPINNED for item in items):
+        return _UNPINNED
+    if kinds[0] is list:  # compared item by item on every call: only a flat list of scalars
+        return items if not path and all(type(item) in _SCALARS for item in items) else _UNPINNED
+    return tuple(items)
+
+
+def _plain_instance_attribute(module, name) -> bool:
+    cls = type(module)
+    if cls.__getattribute__ is not object.__getattribute__ or name not in module.__dict__:
+        return False
+    for klass in cls.__mro__:
+        entry = klass.__dict__.get(name)
+        if entry is not None and (hasattr(type(entry), "__set__") or hasattr(type(entry), "__delete__")):
+            return False
+    return True
+
+
+def _immutable(value) -> bool:
+    kind = type(value)
+    return kind in _SCALARS or (kind is tuple and all(map(_immutable, value)))
 
 
 def _under(source, structural) -> bool:
@@ -176,7 +287,9 @@ def _module_item(source, check, read):
         return ("keys", read(source), check.keys, source.user_name)
     if isinstance(source, AttrSource) and isinstance(check, LengthMatch) and check.length == 0 \
             and source.name in _HOOK_DICTS and isinstance(read(source.base), torch.nn.Module):
-        return ("empty", read(source), source.user_name)
+        # read through the module's own __dict__ on every call: one lookup, and no check that the module still
+        # holds the dict captured now (which a table read from the capture would need)
+        return ("hooks", vars(read(source.base)), source.name, source.user_name)
     if isinstance(source, ModuleGlobalSource) and isinstance(check, LengthMatch) and check.length == 0:
         return ("empty", read(source), source.user_name)
     if isinstance(source, AttrSource) and source.name == "training" and isinstance(check, EqualsMatch):
