@@ -131,7 +131,12 @@ class BatchIdentityMatch(Check):
             for index, (old, new) in enumerate(zip(expected, now)):
                 if new is old:
                     continue
-                if type(old) is list or new is _MISSING or not same_value(old, new):
+                if type(old) is list:
+                    # the list met at capture, or one with the same items: its items are compared below on every
+                    # call whichever list object it is
+                    if type(new) is not list or list(map(type, new)) != list(map(type, old)) or new != old:
+                        return False
+                elif new is _MISSING or not same_value(old, new):
                     return False
                 expected[index] = new
         lists = self._lists_at
