@@ -112,3 +112,62 @@ def test_ordered_dict_subclass_keeps_insertion_order():
         return d
 
     check_against_eager(f, (randn(3, seed=1),))
+
+
+class _RenamingMeta(type):
+    """A metaclass that only rewrites a class attribute as it is set (Hugging Face's ModelOutput wraps the
+    dataclass `__init__` this way): instances are made as `type` makes them."""
+
+    def __setattr__(cls, name, value):
+        if name == "__init__":
+            init = value
+
+            def __init__(self, *args, **kwargs):
+                kwargs.pop("legacy", None)
+                init(self, *args, **kwargs)
+
+            value = __init__
+        super().__setattr__(name, value)
+
+
+class _MetaOutput(Output, metaclass=_RenamingMeta):
+    pass
+
+
+@dataclass
+class MetaModelOut(_MetaOutput):
+    logits: Optional[torch.Tensor] = None
+    hidden: Optional[torch.Tensor] = None
+
+
+def test_model_output_under_a_metaclass_that_only_sets_class_attributes_is_one_graph():
+    def f(x):
+        out = MetaModelOut(logits=x * 2, legacy=1)
+        return out, out[0] + out["logits"]
+
+    check_against_eager(f, (randn(3, seed=1),))
+
+
+class _CountingMeta(type):
+    made = 0
+
+    def __call__(cls, *args, **kwargs):
+        _CountingMeta.made += 1
+        return super().__call__(*args, **kwargs)
+
+
+class _Counted(Output, metaclass=_CountingMeta):
+    pass
+
+
+def test_dict_subclass_whose_metaclass_makes_instances_keeps_its_call():
+    def f(x):
+        out = _Counted()
+        out["a"] = x + 1
+        return out
+
+    compiled = jit.compile(f)
+    x = randn(3, seed=1)
+    before = _CountingMeta.made
+    _same_output(f(x), compiled(x))
+    assert _CountingMeta.made == before + 2
