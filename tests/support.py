@@ -4,7 +4,8 @@ Owns no fixtures (see tests/conftest.py) and imports jitcore only inside the hel
 guards/ and backends/ can use `assert_same` without loading the engine.
 Entry points: `CountingBackend`, `Args`, `assert_same`, `compare_call`, `check_against_eager`,
 `check_registered_against_eager`, and for comparisons of more than results (printed output, globals, objects)
-`both_doors` and `outcome`; inputs from `randn`, `randint` and `arg_sets`.
+`both_doors` and `outcome`; inputs from `randn`, `randint` and `arg_sets`; the recompile log from
+`recompile_messages`.
 """
 
 from __future__ import annotations
@@ -344,3 +345,19 @@ def outcome(fn: Callable[..., Any], *args: Any) -> tuple[str, Any]:
         return "returned", fn(*args)
     except Exception as exc:  # noqa: BLE001 - compared with the other side's
         return "raised", (type(exc), str(exc))
+
+
+def recompile_messages(monkeypatch) -> tuple[list, Callable[..., None]]:
+    """Turn the `recompiles` log topic on and collect its messages: returns (messages, listener); the caller
+    unsubscribes the listener (`jitcore.events.unsubscribe`) when done."""
+    from jitcore import config, events  # the support module stays importable without jitcore's state set up
+
+    monkeypatch.setattr(config, "log", "recompiles")
+    found: list = []
+
+    def listen(topic, message, key, always, facts):
+        if topic == "recompiles":
+            found.append(message)
+
+    events.subscribe(listen)
+    return found, listen

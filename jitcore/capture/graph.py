@@ -56,8 +56,9 @@ class GraphBuilder:
     def __init__(self, shape_choice=None):
         self.graph = torch.fx.Graph()
         # one ShapeEnv per capture: symbolic input dims (shape_choice), dynamic ints, data-dependent sizes.
-        # duck_shape=False: two dims equal on this call share no symbol unless tracing relates them
-        self.shape_env = ShapeEnv(duck_shape=False, specialize_zero_one=True)
+        # duck shaping applies to DUCK dims only (dynamic=True: Note [Duck shapes under dynamic=True], shapes.py);
+        # a DYNAMIC dim (automatic dynamic, a mark) shares no symbol unless tracing relates it to another
+        self.shape_env = ShapeEnv(duck_shape=True, specialize_zero_one=True)
         self.fake_mode = FakeTensorMode(shape_env=self.shape_env, static_shapes=True)
         self.shape_choice = shape_choice
         #: the inputs the ShapeEnv knows (shapes.ShapeInput), in the order they were read
@@ -105,7 +106,7 @@ class GraphBuilder:
                 self._bind_symbols(source, fake)
                 self.dynamic_dims += [(source, dim, fake.size(dim), shapes.why_dynamic(self.shape_choice, source,
                                                                                         real, dim))
-                                      for dim, kind in enumerate(dims) if kind is shapes.DimDynamic.DYNAMIC]
+                                      for dim, kind in enumerate(dims) if shapes.is_dynamic_kind(kind)]
         except AssertionError:
             # a view read for the first time after the graph wrote its base through another view (`vb.copy_(t)`
             # gives the base autograd history): the fake base is already past that write, the real view is not.
@@ -153,6 +154,7 @@ class GraphBuilder:
         """`x.shape[0] = s50: jit.mark_dynamic` for each dynamic dim of an input the graph takes, in the user's
         names; a dim tracing made a constant says so."""
         lines = []
+        first = {}  # symbol -> the first dim that has it, in the user's names
         for source, dim, size, why in self.dynamic_dims:
             if source not in self.inputs and TensorSizeSource(source, dim) not in self.inputs:
                 continue
@@ -164,7 +166,12 @@ class GraphBuilder:
             if isinstance(expr, sympy.Integer):
                 lines.append(f"{source.user_name}.shape[{dim}] = {int(expr)}: asked dynamic ({why}), made a "
                              f"constant while tracing")
+            elif expr in first:
+                # duck shaping (Note [Duck shapes under dynamic=True], shapes.py) or a relation tracing learnt
+                lines.append(f"{source.user_name}.shape[{dim}] = {expr}: {why}, the same symbol as {first[expr]} "
+                             f"(equal sizes; the entry is guarded on their equality)")
             else:
+                first[expr] = f"{source.user_name}.shape[{dim}]"
                 lines.append(f"{source.user_name}.shape[{dim}] = {expr}: {why}")
         return lines
 

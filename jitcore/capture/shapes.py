@@ -26,8 +26,8 @@ from torch.utils._sympy.value_ranges import ValueRanges
 from jitcore.guards import GlobalStateMatch, GuardTree, ShapeRelationMatch, TensorMatch
 from jitcore.guards.relations import TOKEN
 
-__all__ = ["DYNAMIC_DIMS", "ShapeChoice", "ShapeToken", "Relation", "dims_for", "why_dynamic", "symbolic_context", "finish_shapes",
-           "is_module_state"]
+__all__ = ["DYNAMIC_DIMS", "ShapeChoice", "ShapeToken", "Relation", "dims_for", "is_dynamic_kind", "why_dynamic",
+           "symbolic_context", "finish_shapes", "is_module_state"]
 
 #: the GraphModule meta key of its dynamic dims in the user's names (`x.shape[0] = s50: jit.mark_dynamic`)
 DYNAMIC_DIMS = "jitcore_dynamic_dims"
@@ -130,11 +130,30 @@ def dims_for(choice: ShapeChoice, source, real: torch.Tensor) -> list | None:
     path = source.path
     dims = []
     for dim in range(real.dim()):
-        dynamic = dim not in static and (choice.mode is True or dim in marked or (path, dim) in choice.varied)
-        dims.append(DimDynamic.DYNAMIC if dynamic else DimDynamic.STATIC)
+        if dim in static:
+            dims.append(DimDynamic.STATIC)
+        elif dim in marked or (path, dim) in choice.varied:
+            dims.append(DimDynamic.DYNAMIC)
+        else:
+            # Note [Duck shapes under dynamic=True]
+            dims.append(DimDynamic.DUCK if choice.mode is True else DimDynamic.STATIC)
     if all(d is DimDynamic.STATIC for d in dims):
         return None
     return dims
+
+
+# Note [Duck shapes under dynamic=True]
+# As torch.compile's: under `dynamic=True` a dim nobody marked is DUCK, so dims of equal size on the first call
+# (a square image's height and width, q and k of one length) share one symbol, and the entry is guarded by their
+# equality (`x.shape[3] == x.shape[2]`, the ShapeEnv's own guard). A later call where they differ fails only that
+# relation and recompiles with a symbol each; the entry never runs on sizes it was not traced for. A dim that varied
+# between calls (automatic dynamic) or was marked (jit.mark_dynamic, maybe_mark_dynamic) gets a symbol of its own
+# (DYNAMIC), as under torch.compile: equal sizes there are a coincidence of the call the user already told apart.
+
+
+def is_dynamic_kind(kind) -> bool:
+    """A DimDynamic that gives the dim a symbol (DYNAMIC, or DUCK: maybe one another dim shares)."""
+    return kind in (DimDynamic.DYNAMIC, DimDynamic.DUCK)
 
 
 def why_dynamic(choice: ShapeChoice, source, real: torch.Tensor, dim: int) -> str:
@@ -196,6 +215,8 @@ class ShapeGuards:
     relation: object
     relation_sources: tuple
     violation: str | None = None
+    #: each dynamic tensor input's sizes on the call captured, by source (RecompilePolicy.note_shapes)
+    sizes: dict = dataclasses.field(default_factory=dict)
 
 
 def _token_name(source) -> str:
@@ -221,17 +242,18 @@ def finish_shapes(shape_env, inputs: list) -> ShapeGuards | None:
         first_line = str(error).split("\n")[0].split(" For more information")[0]
         violation = ShapeRelationMatch([], names).user_text(first_line)
         exprs = shape_env.produce_guards(examples, tokens, source_ref=_token_name, ignore_static=True)
-    matches = {}
+    matches, seen = {}, {}
     for item in inputs:
         if item.real is None:
             continue
+        seen[item.source] = tuple(item.real.size())
         fake = item.example
         sizes = frozenset(d for d, s in enumerate(fake.size()) if not is_concrete_int(s))
         strides = frozenset(d for d, s in enumerate(fake.stride()) if not is_concrete_int(s))
         matches[item.source] = TensorMatch(item.real, dynamic_dims=sizes, dynamic_strides=strides)
         item.real = None
     relation = ShapeRelationMatch(list(exprs), names) if exprs else None
-    return ShapeGuards(matches, relation, tuple(i.source for i in inputs), violation)
+    return ShapeGuards(matches, relation, tuple(i.source for i in inputs), violation, seen)
 
 
 def token(index: int) -> ShapeToken:

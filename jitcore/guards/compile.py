@@ -61,7 +61,8 @@ class GuardFunction:
     def failed_checks(self, args: tuple, cells: tuple | None) -> list[tuple]:
         """Every failing check as `(path, user_name, check, value read, explanation)`, in run order (slow path).
 
-        `value read` is None for root checks and for paths that could not be read.
+        `value read` is None for root checks and for paths that could not be read. A relation over several paths
+        gives the tuple of its paths and the tuple of the values read there.
         """
         read = _Reader(self, args, cells)
         failed = []
@@ -70,9 +71,10 @@ class GuardFunction:
                 values = [read(n) for n in node]
                 if any(error is not None for _, error in values):
                     continue  # a leaf check on that path already failed
-                why = check.explain(tuple(value for value, _ in values))
+                read_values = tuple(value for value, _ in values)
+                why = check.explain(read_values)
                 if why is not None:
-                    failed.append(((), user_name, check, None, why))
+                    failed.append((tuple(n.path for n in node), user_name, check, read_values, why))
                 continue
             if node.parent is None:
                 value = None  # a root check reads the global state itself

@@ -71,6 +71,9 @@ class RecompilePolicy:
         self.dim_reasons: dict = {}
         #: guard paths of modules and functions whose identity changed between calls: captured by structure
         self.structural_paths: frozenset = frozenset()
+        #: guard path -> sizes of each tensor input with symbolic dims, as the newest capture saw them: under
+        #: dynamic=True, a dim whose size changed since gets a symbol of its own (`_learn_duck_dims`)
+        self.seen_sizes: dict = {}
 
     def full(self, entries) -> bool:
         return len(entries) >= self.limit
@@ -82,6 +85,7 @@ class RecompilePolicy:
             return False
         if entries:
             learnt = self._learn_dims(entries, args, cells)
+            self._learn_duck_dims(entries, args, cells)
             self._report_recompile(entries, args, cells, learnt)
             self._learn(entries, args, cells)
             self._learn_structural(entries, args, cells)
@@ -121,6 +125,7 @@ class RecompilePolicy:
 
     def note_shapes(self, captured, shapes) -> None:
         """A capture's shape guards were made; a dim marked dynamic that tracing made a constant is reported."""
+        self.seen_sizes.update((source.path, sizes) for source, sizes in shapes.sizes.items())
         if shapes.violation:
             events.emit("recompiles", f"{self.where}: a dim marked with mark_dynamic became a constant while "
                         f"tracing ({shapes.violation}); the entry is specialised to its size",
@@ -203,6 +208,28 @@ class RecompilePolicy:
                         learnt.append(f"{user_name}.shape[{dim}] changed {want} -> {got}: now dynamic")
         self.varied_dims = frozenset(varied)
         return learnt
+
+    def _learn_duck_dims(self, entries, args, cells) -> None:
+        """Under dynamic=True, dims of equal size share a symbol guarded by their equality (Note [Duck shapes
+        under dynamic=True], capture/shapes.py). When such a relation fails, each dim of its inputs whose size
+        changed since it was captured gets a symbol of its own from now on (DYNAMIC), as torch.compile's automatic
+        dynamic does: a size that varies is no evidence of an equality. The failed relation is the report."""
+        if self.shape_mode is not True:
+            return
+        varied = set(self.varied_dims)
+        for entry in entries:
+            for paths, _, check, values, _ in entry.guard_function.failed_checks(args, cells):
+                if not isinstance(check, ShapeRelationMatch) or values is None:
+                    continue
+                for path, value in zip(paths, values):
+                    seen = self.seen_sizes.get(path)
+                    if seen is None or not isinstance(value, torch.Tensor) or value.dim() != len(seen):
+                        continue
+                    for dim, (was, now) in enumerate(zip(seen, value.size())):
+                        if was != now and (path, dim) not in varied:
+                            varied.add((path, dim))
+                            self.dim_reasons[(path, dim)] = f"changed {was} -> {now} at a recompile"
+        self.varied_dims = frozenset(varied)
 
     # -- reports ----------------------------------------------------------------------------------------------
     @staticmethod

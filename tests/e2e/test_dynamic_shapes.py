@@ -13,26 +13,14 @@ import torch
 import torch.nn.functional as F
 
 import jitcore as jit
-from jitcore import config, events
-from tests.support import CountingBackend, compare_call
+from jitcore import events
+from tests.support import CountingBackend, compare_call, recompile_messages
 
 BACKENDS = [None, "aot_eager"]
 
 
 def _counting(inner):
     return CountingBackend(inner)
-
-
-def _recompiles(monkeypatch):
-    monkeypatch.setattr(config, "log", "recompiles")
-    found = []
-
-    def listen(topic, message, key, always, facts):
-        if topic == "recompiles":
-            found.append(message)
-
-    events.subscribe(listen)
-    return found, listen
 
 
 def _mlp(x, w1, b1, w2):
@@ -148,7 +136,7 @@ def _branches_on_size(x):
 
 
 def test_a_branch_on_a_size_gives_one_graph_per_side_and_is_guarded_in_user_names(monkeypatch):
-    found, listen = _recompiles(monkeypatch)
+    found, listen = recompile_messages(monkeypatch)
     counting = CountingBackend()
     compiled = jit.compile(_branches_on_size, backend=counting)
     try:
@@ -207,7 +195,7 @@ def test_two_inputs_that_stop_matching_fail_the_relation(monkeypatch):
     def f(x, y):
         return (x * y).sum(0)
 
-    found, listen = _recompiles(monkeypatch)
+    found, listen = recompile_messages(monkeypatch)
     counting = CountingBackend()
     compiled = jit.compile(f, backend=counting, dynamic=True)
     try:
@@ -347,7 +335,7 @@ def test_a_marked_dim_that_tracing_makes_constant_is_reported_and_stays_correct(
             out = out + 1
         return out
 
-    found, listen = _recompiles(monkeypatch)
+    found, listen = recompile_messages(monkeypatch)
     compiled = jit.compile(f, backend="eager")
     try:
         for batch in (3, 4):

@@ -5,7 +5,8 @@ through jit.compile and through register + enabled()."""
 import torch
 
 import jitcore as jit
-from jitcore import config, events
+from jitcore import events
+from tests.support import recompile_messages
 
 
 def _branches(x, y):
@@ -88,14 +89,7 @@ def test_a_marked_dim_that_tracing_made_a_constant_says_so():
 
 
 def test_the_recompile_message_says_which_dim_turns_dynamic(monkeypatch):
-    monkeypatch.setattr(config, "log", "recompiles")
-    found = []
-
-    def listen(topic, message, key, always, facts):
-        if topic == "recompiles":
-            found.append(message)
-
-    events.subscribe(listen)
+    found, listen = recompile_messages(monkeypatch)
     try:
         compiled = jit.compile(_branches)
         for batch in (6, 7, 8):
