@@ -9,7 +9,9 @@ installed (`pip install -e '.[zoo]'`), Hugging Face BERT and GPT-2 (2-layer conf
 lengths 16-128, and a torchvision ResNet-18 over image sizes 32-64. Columns: graphs each compiler made over the
 sweep, the sweep's total wall time (every call, so every compile; Inductor's on-disk caches off unless
 `--keep-caches`), and the steady time per call at the last shape (5 alternating rounds of 20 calls, the best
-round's median), for each. Every call is checked against eager.
+round's median), for each. Every call is checked against eager. `--repeat N` runs each row's sweeps N times,
+fresh compilers each time, alternating which compiler goes first, and reports the median sweep of each (a full
+garbage collection before every sweep, so that neither pays for the other's garbage).
 
 Run: `.venv/bin/python tools/bench_dynamic.py [--backend eager] [--device cpu] [--only bert,gpt2] [--threads 1]`;
 on a GPU machine `--backend inductor --device cuda`.
@@ -17,6 +19,7 @@ on a GPU machine `--backend inductor --device cuda`.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import math
 import statistics
@@ -137,6 +140,7 @@ CASES = {"mlp batch 2..9": _mlp_case, "causal attention": _attention_case, "Sequ
 
 
 def _sweep(compiled, fn, calls, tolerance) -> float:
+    gc.collect()
     started = time.perf_counter()
     for args in calls:
         got, want = compiled(*args), fn(*args)
@@ -176,6 +180,8 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated words; rows whose name holds one of them")
     parser.add_argument("--threads", type=int, default=0,
                         help="torch.set_num_threads (CPU); 1 keeps steady times comparable on a shared machine")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="sweeps per compiler and row, alternating which goes first; the median is reported")
     parser.add_argument("--keep-caches", action="store_true",
                         help="let Inductor use its on-disk caches (by default both compile from scratch)")
     options = parser.parse_args()
@@ -195,16 +201,22 @@ def main() -> None:
         except ImportError as missing:
             print(f"skipped {name}: {missing.name} is not installed (pip install -e '.[zoo]')")
             continue
-        torch._dynamo.reset()
-        counter = _Counter(options.backend)
-        torch_compiled = torch.compile(fn, backend=counter, dynamic=dynamic)
-        torch_time = _sweep(torch_compiled, fn, calls, tolerance)
-        torch_graphs = counter.graphs
-        counter = _Counter(options.backend)
-        jit_compiled = jit.compile(fn, backend=counter, dynamic=dynamic)
-        jit_time = _sweep(jit_compiled, fn, calls, tolerance)
+        times = {"torch": [], "jit": []}
+        for round_ in range(options.repeat):
+            for who in (("torch", "jit") if round_ % 2 == 0 else ("jit", "torch")):
+                counter = _Counter(options.backend)
+                if who == "torch":
+                    torch._dynamo.reset()
+                    torch_compiled = torch.compile(fn, backend=counter, dynamic=dynamic)
+                    times[who].append(_sweep(torch_compiled, fn, calls, tolerance))
+                    torch_graphs = counter.graphs
+                else:
+                    jit_compiled = jit.compile(fn, backend=counter, dynamic=dynamic)
+                    times[who].append(_sweep(jit_compiled, fn, calls, tolerance))
+                    jit_graphs = counter.graphs
+        torch_time, jit_time = statistics.median(times["torch"]), statistics.median(times["jit"])
         torch_steady, jit_steady = _steady((torch_compiled, jit_compiled), calls[-1], options.device)
-        rows.append((name, len(calls), counter.graphs, torch_graphs, jit_time, torch_time, jit_steady, torch_steady))
+        rows.append((name, len(calls), jit_graphs, torch_graphs, jit_time, torch_time, jit_steady, torch_steady))
     print(f"backend={options.backend} device={options.device} threads={torch.get_num_threads()} "
           f"torch={torch.__version__}")
     print("| program | calls | jitcore graphs | torch.compile graphs | jitcore sweep s | torch.compile sweep s "
