@@ -22,7 +22,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import ItemSource, AttrSource, ModuleDictSource
 from jitcore.capture.values import constructors, torch_rules, torch_probes  # noqa: F401 (they register call rules)
 from jitcore.capture.values import sets  # noqa: F401 (it registers set and frozenset with const())
-from jitcore.capture.values import copy_rules, dunders, getters, heapq_rules, itertools_rules  # noqa: F401 (call rules)
+from jitcore.capture.values import cached_call, copy_rules, dunders, getters, heapq_rules, itertools_rules  # noqa: F401 (call rules)
 from jitcore.capture.values.numpy_rules import is_numpy_function
 from jitcore.capture.values.ndarray import array_input, np
 from jitcore.capture.values.collections_kinds import OrderedDictValue, DefaultDictValue, DequeValue
@@ -285,6 +285,8 @@ def _wrap_partial(state, value, source):
 
 
 _BY_TYPE[functools.partial] = _wrap_partial
+
+_BY_TYPE[functools._lru_cache_wrapper] = _wrap_callable  # asked of the real cache: values/cached_call.py
 _BY_TYPE.update(dict.fromkeys(ITERATOR_INPUT_TYPES, _wrap_iterator))
 _BY_TYPE[type(os.environ)] = _wrap_environ
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import abc
 import collections
 import copyreg
+import functools
 import types
 
 from jitcore.guards import DictKeysMatch
@@ -149,6 +150,9 @@ def _class_attribute(state, self_value, cls, name, raw, source=None):
         return wrap(state, raw.__func__, None)
     if isinstance(raw, classmethod):
         return UserMethodValue(raw.__func__, ClassValue(cls))
+    if type(raw) is functools._lru_cache_wrapper:
+        # binds like a function (`logger.warning_once(msg)` is the wrapper called with the logger first)
+        return UserMethodValue(raw, self_value)
     if isinstance(raw, types.FunctionType):
         rule = first_rule(raw)
         if rule.meaning is Meaning.NATIVE:
