@@ -286,6 +286,18 @@ def _wrap_partial(state, value, source):
 
 _BY_TYPE[functools.partial] = _wrap_partial
 
+
+def _wrap_script_function(state, value, source):
+    """A torch.jit.script function: the Python function it was compiled from, which torch.jit.script keeps on it
+    for torch.compile (`_torchdynamo_inline`), traced in its place; both compute the same."""
+    original = getattr(value, "_torchdynamo_inline", None)
+    if type(original) is not types.FunctionType:
+        return _wrap_opaque(state, value, source)
+    _guard(state, source, IdMatch(value))
+    return wrap(state, original, AttrSource(source, "_torchdynamo_inline") if source is not None else None)
+
+
+_BY_TYPE[torch.jit.ScriptFunction] = _wrap_script_function
 _BY_TYPE[functools._lru_cache_wrapper] = _wrap_callable  # asked of the real cache: values/cached_call.py
 _BY_TYPE.update(dict.fromkeys(ITERATOR_INPUT_TYPES, _wrap_iterator))
 _BY_TYPE[type(os.environ)] = _wrap_environ
