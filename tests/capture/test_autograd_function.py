@@ -89,3 +89,31 @@ def test_function_apply_through_register_and_enabled():
     scaled(y).backward()
     torch.testing.assert_close(x.grad, y.grad)
     assert counting.graph_count == 1
+
+
+def _python_apply(cls, *args, **kwargs):
+    """What torch.autograd.Function.apply was before torch 2.12: a Python classmethod over the C one (bloom's
+    GeLUFunction.apply went through it on torch 2.11), which asks torch's C functions jitcore has no rules for."""
+    if not torch._C._are_functorch_transforms_active():
+        return super(cls, cls).apply(*args, **kwargs)
+    raise NotImplementedError
+
+
+def test_a_python_classmethod_apply_over_the_c_one_is_one_graph_node():
+    from jitcore.capture.values.torch_rules import treat_as_function_apply
+
+    class _PyScale(_Scale):
+        apply = classmethod(_python_apply)
+
+    treat_as_function_apply(_python_apply)
+
+    def fn(x):
+        return _PyScale.apply(x.sin(), 3.0).cos().sum()
+
+    x = randn(4, seed=1)
+    counting = CountingBackend("aot_eager")
+    expected = _grads(fn, [(x, True)], fn)
+    got = _grads(fn, [(x, True)], jit.compile(fn, backend=counting))
+    torch.testing.assert_close(got[0], expected[0])
+    torch.testing.assert_close(got[1][0], expected[1][0])
+    assert counting.graph_count == 1

@@ -28,7 +28,8 @@ from jitcore.capture.values.constant import const, fold
 from jitcore.capture.values.introspection import signature_lookaside
 from jitcore.marks import disabled_by_torch, is_compiling
 
-__all__ = ["is_torch_operator", "is_op_overload", "is_function_apply", "is_torch_runtime", "is_torch_code"]
+__all__ = ["is_torch_operator", "is_op_overload", "is_function_apply", "treat_as_function_apply", "is_torch_runtime",
+           "is_torch_code"]
 
 #: the directory of torch's own Python code
 _TORCH_ROOT = os.path.join(os.path.dirname(os.path.realpath(torch.__file__)), "")
@@ -225,6 +226,21 @@ def _function_apply(state, fn, args, kwargs):
     return graph_node(state, _apply_target(fn.__self__), args, kwargs)
 
 
+def _python_function_apply(state, fn, args, kwargs):
+    """`MyFunction.apply` where torch's Function.apply is a Python classmethod over the C one (torch before
+    2.12): the class comes first; the same graph node as the C classmethod's."""
+    cls = args[0].constant() if args else NOT_CONSTANT
+    if not (isinstance(cls, type) and issubclass(cls, torch.autograd.Function)):
+        return NotImplemented
+    return graph_node(state, _apply_target(cls), args[1:], kwargs)
+
+
+def treat_as_function_apply(apply) -> None:
+    """Calls of `apply` (the function of a classmethod on a Function class) become the Function's graph node."""
+    register_callable(apply, KNOWN_CALLABLE, CallRule("autograd.Function.apply in Python", Meaning.LOOKASIDE,
+                                                      _python_function_apply))
+
+
 #: Function subclass -> the Python function a graph node calls (FX names a node's target by its module and
 #: qualified name, which a C classmethod bound to a user's class does not have)
 _APPLY_TARGETS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -257,6 +273,9 @@ _AUTOGRAD_ENTRY_POINTS = (torch.autograd.backward, torch.autograd.grad)
 register_predicate(TORCH_OPERATOR, is_function_apply,
                    CallRule("autograd.Function.apply", Meaning.GRAPH, _function_apply))
 # torch.optim and autograd's entry points are torch machinery too: claimed at the same priority as the rest
+_PYTHON_APPLY = getattr(vars(torch.autograd.Function).get("apply"), "__func__", None)
+if _PYTHON_APPLY is not None:
+    treat_as_function_apply(_PYTHON_APPLY)
 register_predicate(TORCH_RUNTIME, _runs_training, CallRule("training step", Meaning.NATIVE, break_kind="autograd"))
 # torch's machinery other than the training calls above (those say "autograd"): one claim per callable
 register_predicate(TORCH_RUNTIME, lambda fn: is_torch_runtime(fn) and not _runs_training(fn),
