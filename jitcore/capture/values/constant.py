@@ -23,10 +23,13 @@ CONSTANT_TYPES = (int, float, bool, complex, str, bytes, type(None), type(Ellips
                   torch.dtype, torch.device, torch.layout, torch.memory_format, torch.Size, range, slice)
 
 #: type annotations (`int | None`, `list[int]`, `Optional[int]`, `Literal[1]`): immutable, compared by value; a
-#: dataclass validator (transformers' strict configs) reads their `__args__` / `__origin__` while setting a field
+#: dataclass validator (transformers' strict configs) reads their `__args__` / `__origin__` while setting a field.
+#: The bare aliases (`List`, `Tuple`, `Callable`) too: subscripted at run time (`torch.jit.annotate(List[Tensor],
+#: [])`) they fold to an annotation, never tracing typing's cache
 ANNOTATION_TYPES = tuple({type(t) for t in (int | None, list[int], typing.Optional[int], typing.List[int],
                                              typing.Literal[1], typing.Callable[[int], int],
-                                             typing.Annotated[int, 0], typing.Union, typing.Literal)})
+                                             typing.Annotated[int, 0], typing.Union, typing.Literal,
+                                             typing.List, typing.Tuple, typing.Callable)})
 
 #: pure methods of constant types that may run at capture time
 _PURE_METHODS = {
