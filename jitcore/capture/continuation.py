@@ -68,8 +68,8 @@ class Continuation:
     `locals` holds the bound locals live at `start`, the only ones rebuilt. `next` / `jump`: the fall-through and
     jump successors (None where there is none). `exits`: the stack slots of the with-blocks' `__exit__` around
     `inst` (innermost last) when the instruction may run outside the frame, closing them itself on an exception;
-    None inside a try block or a with-block jitcore cannot rebuild. `callee`: for a call that may run outside
-    the frame, what it calls.
+    None inside a try block or a with-block jitcore cannot rebuild. `callee`: for a call (run by the entry, or
+    by a step function inside a try block), what it calls; None for a call that reads its calling frame.
     """
     reason: GraphBreak
     inst: object
@@ -102,7 +102,9 @@ def continuation_at(state, inst, reason: GraphBreak) -> Continuation:
     successors = _successors(code, inst, kinds, bound) if inst.opname in HANDLERS else (None, None)
     exits = None if in_frame else _with_exits(code, inst.offset, stack)
     callee = None
-    if exits is not None and inst.opname in _CALLED:
+    if not in_frame and inst.opname in _CALLED:
+        # inside a try block too, where a step function makes the call (codegen/steps.py): a user function's
+        # compiled copy is called either way, so the callee's own code is captured, not run natively
         callee = _native_callee(state, inst, stack, reason)
     cells = {name: state.cells[name] for name in code.co_cellvars}
     return Continuation(reason, inst, start, stack, kinds, bound, state.kw_names, *successors, exits, callee, cells,

@@ -200,6 +200,10 @@ class BreakSteps:
             tails[target] = (successor.kinds, names, self.factory.resume(target, successor.kinds, names))
         names = self._names(cont.locals)
         fn = self.factory.step(self._original_offset(cont.start), cont.kinds, names, tails)
+        if cont.callee is not None and cont.callee.fn is not None:
+            # the step function makes the call with what its stack holds: the callee's compiled copy in its slot
+            stack = list(stack)
+            stack[cont.callee.slot] = self._callee(cg, cont, stack)
         args = [s for s in stack if s is not None] + [self._locals[name] for name in names]
         ref = cg.constant_object(fn, "step")
         callee = f"{ref}({self._cells(cg)})" if closure_names(self.original) else ref

@@ -214,3 +214,69 @@ def test_helper_with_print_taking_keyword_arguments_matches_eager(counting, caps
         return helper(x, shift=1.5) - helper(x, scale=0.5, shift=-1.0)
 
     check_breaks(f, (randn(3, seed=1),), counting=counting, capsys=capsys)
+
+
+def _wrapping(func):
+    """A decorator whose wrapper calls the function inside try/finally (Hugging Face's config-defaults wrapper):
+    the call runs in a step function, which calls the callee's compiled copy."""
+    def wrapper(*args, **kwargs):
+        state = {"calls": 0}
+        try:
+            state["calls"] += 1
+            return func(*args, **kwargs)
+        finally:
+            state["calls"] -= 1
+    return wrapper
+
+
+@_wrapping
+def _wrapped_helper_with_print(t):
+    a = torch.sin(t)
+    print("wrapped", a.shape)
+    return torch.cos(a)
+
+
+class _TryParent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.child = _Child()
+
+    def forward(self, x):
+        try:
+            y = self.child(x * 2)  # a method-form call inside the try
+        finally:
+            x = None
+        return torch.tanh(y)
+
+
+def test_a_callee_that_breaks_inside_a_try_block_is_captured_on_its_own(counting, capsys):
+    def f(x):
+        return _wrapped_helper_with_print(torch.tanh(x)) * 2
+
+    check_breaks(f, (randn(3, seed=1),), (randn(3, seed=2),), counting=counting, capsys=capsys)
+    assert_in_graphs(counting, torch.tanh, torch.sin, torch.cos)
+
+
+def test_a_submodule_that_breaks_inside_a_try_block_is_captured_on_its_own(counting, capsys):
+    check_breaks(_TryParent(), (randn(3, seed=1),), counting=counting, capsys=capsys)
+    assert_in_graphs(counting, torch.sin, torch.cos, torch.tanh)
+
+
+def test_a_callee_raising_inside_a_try_block_still_runs_the_finally(counting, capsys):
+    ran = []
+
+    def failing(t):
+        print("before")
+        raise ValueError(t.shape)
+
+    def f(x):
+        try:
+            return failing(x.sin())
+        except ValueError as exc:
+            ran.append("caught")
+            return x.cos() + len(exc.args)
+        finally:
+            ran.append("finally")
+
+    check_breaks(f, (randn(3, seed=1),), counting=counting, capsys=capsys)
+    assert ran == ["caught", "finally"] * 4
