@@ -155,6 +155,7 @@ def test_breadth_rules_claim_itertools_collections_getters_and_slot_descriptors(
     assert _names(collections.deque)[0] == "collections.deque"
     assert _names(operator.itemgetter)[0] == "operator.itemgetter"
     assert _names(functools._lru_cache_wrapper)[0] == "functools lru_cache"
+    assert _names(functools.lru_cache(len))[0] == "existing lru_cache wrapper"  # a wrapper object, by its type
     assert _names(list.__getitem__)[0] == "list.__getitem__" and _names(int.__add__)[0] == "int.__add__"
     assert _names(int.from_bytes)[0] == "int.from_bytes"
     assert first_rule(unittest.TestCase.assertEqual).meaning is Meaning.INLINE
