@@ -13,6 +13,7 @@ import torch
 
 from jitcore.guards import (BatchIdentityMatch, DictKeysMatch, EqualsMatch, IdMatch, InstanceDictAbsent, LengthMatch, TensorMatch,
                             TypeMatch)
+from jitcore.guards.checks import Relation as GuardRelation
 from jitcore.guards.tree import read_step
 from jitcore.capture.sources import AttrSource, ItemSource, ModuleDictSource, ModuleGlobalSource, Source
 
@@ -176,9 +177,21 @@ def _constant_attributes(collected, read, structural) -> dict:
             checks = by_attribute.setdefault(attribute, ({}, []))
             checks[0].setdefault(tuple(reversed(keys)), []).append(check)
             checks[1].append((source.path, source.user_name, check))
+    # a relation (aliasing, storage overlap, shapes across inputs) reads its paths in the guard function, which needs
+    # the leaf checks on them: an attribute it reads, or reads through, stays unbatched
+    related = set()
+    for source, check in collected:
+        if isinstance(check, GuardRelation):
+            related.update(check.other_paths)
+            if source is not None and hasattr(source, "path"):
+                related.add(source.path)
+        for other in getattr(source, "sources", ()):
+            related.add(other.path)
     found = {}
     for attribute, (checks, replaced) in by_attribute.items():
         if attribute.name in _TABLES or attribute.name in _HOOK_DICTS or (structural and _under(attribute, structural)):
+            continue
+        if any(path[:len(attribute.path)] == attribute.path for path in related):
             continue
         try:
             module = read(attribute.base)
