@@ -40,7 +40,7 @@ class BatchIdentityMatch(Check):
     __slots__ = ("containers", "keys", "ids", "n_grads", "grads", "empty", "names", "empty_names", "keyed",
                  "keyed_keys", "keyed_names", "absent", "absent_keys", "absent_names", "held_in", "held_names", "held", "held_labels", "_objects", "_metadata",
                  "_native", "_live", "const_tables", "const_keys", "const_values", "const_names", "_const_lists",
-                 "_missing", "hooks_in", "hooks_keys", "hooks_names", "_lists_at", "_list_lengths", "_list_ids", "const_paths", "_const_replaced",
+                 "_missing", "hooks_in", "hooks_keys", "hooks_names", "_lists_at", "_list_lengths", "_list_ids", "_list_types", "const_paths", "_const_replaced",
                  "__weakref__")
     cost = 4
 
@@ -79,8 +79,8 @@ class BatchIdentityMatch(Check):
         self.const_names = tuple(item[3] for item in consts)
         # for failures: each attribute's path and the (path, user name, check) triples it stands for, which the
         # slow path re-runs so that automatic dynamic sees the number that changed (runtime/policy.py)
-        self.const_paths = tuple(item[4] if len(item) > 4 else () for item in consts)
-        self._const_replaced = tuple(item[5] if len(item) > 5 else () for item in consts)
+        self.const_paths = tuple(item[4] for item in consts)
+        self._const_replaced = tuple(item[5] for item in consts)
         # a list's identity says nothing about its items (it can be changed in place): its items and their types
         # as captured, compared on every call
         self._const_lists = tuple((index, tuple(value), tuple(map(type, value)))
@@ -91,6 +91,7 @@ class BatchIdentityMatch(Check):
         self._lists_at = _operator.itemgetter(*at) if len(at) > 1 else (lambda now, i=at[0]: (now[i],)) if at else None
         self._list_lengths = [len(items) for _, items, _ in self._const_lists]
         self._list_ids = [id(item) for _, items, _ in self._const_lists for item in items]
+        self._list_types = [list] * len(at)
         # hook dicts read through their module's __dict__ (`hooks_in[i][hooks_keys[i]]`), which must be empty
         self.hooks_in = tuple(item[0] for item in hooks)
         self.hooks_keys = tuple(item[1] for item in hooks)
@@ -132,9 +133,8 @@ class BatchIdentityMatch(Check):
                 if new is old:
                     continue
                 if type(old) is list:
-                    # the list met at capture, or one with the same items: its items are compared below on every
-                    # call whichever list object it is
-                    if type(new) is not list or list(map(type, new)) != list(map(type, old)) or new != old:
+                    # another list object: its items are compared below, as on every call
+                    if type(new) is not list:
                         return False
                 elif new is _MISSING or not same_value(old, new):
                     return False
@@ -142,13 +142,11 @@ class BatchIdentityMatch(Check):
         lists = self._lists_at
         if lists is not None:
             lists = lists(now)
-            if list(map(len, lists)) == self._list_lengths and \
-                    list(map(id, _chain(*lists))) == self._list_ids and all(map(_is_list, lists)):
+            if list(map(type, lists)) == self._list_types and list(map(len, lists)) == self._list_lengths \
+                    and list(map(id, _chain(*lists))) == self._list_ids:
                 return True
-            for index, items, types in self._const_lists:
-                value = now[index]
-                if type(value) is not list or tuple(value) != items or tuple(map(type, value)) != types:
-                    return False
+            if not all(_same_list(items, types, now[index]) for index, items, types in self._const_lists):
+                return False
         return True
 
     def failed_constants(self) -> list[tuple]:
@@ -201,7 +199,7 @@ class BatchIdentityMatch(Check):
             if new is _MISSING:
                 return f"{name} was deleted"
             if type(old) is list:
-                if type(new) is not list or tuple(new) != tuple(old) or list(map(type, new)) != list(map(type, old)):
+                if not _same_list(tuple(old), tuple(map(type, old)), new):
                     return f"{name} changed {short_repr(old)} -> {short_repr(new)}"
             elif new is not old and not same_value(old, new):
                 return f"{name} changed {short_repr(old)} -> {short_repr(new)}"
@@ -244,10 +242,13 @@ _contains = _operator.contains
 _chain = itertools.chain
 
 
-def _is_list(value) -> bool:
-    return type(value) is list
 #: what a constant attribute reads as once it has been deleted from its module's __dict__
 _MISSING = object()
+
+
+def _same_list(items: tuple, types: tuple, value) -> bool:
+    """`value` is a list with these items, each of exactly these types (a list constant's exact comparison)."""
+    return type(value) is list and tuple(value) == items and tuple(map(type, value)) == types
 
 
 def _const_key(value) -> object:

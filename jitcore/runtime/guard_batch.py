@@ -156,9 +156,16 @@ _SCALARS = frozenset({int, float, bool, str, type(None), complex, bytes})
 
 def _attribute_of(source):
     """The module attribute a source reads, through any items of it (`self.conv.stride[0]`), or None."""
+    return _attribute_and_keys(source)[0]
+
+
+def _attribute_and_keys(source):
+    """(the AttrSource a source reads through items of, the item keys from it in order), or (None, keys)."""
+    keys = []
     while isinstance(source, ItemSource):
+        keys.append(source.key)
         source = source.base
-    return source if isinstance(source, AttrSource) else None
+    return (source if isinstance(source, AttrSource) else None), tuple(reversed(keys))
 
 
 def _constant_attributes(collected, read, structural) -> dict:
@@ -169,13 +176,10 @@ def _constant_attributes(collected, read, structural) -> dict:
     for source, check in collected:
         if source is None or not isinstance(check, _PINNING):
             continue
-        attribute, keys = source, []
-        while isinstance(attribute, ItemSource):
-            keys.append(attribute.key)
-            attribute = attribute.base
-        if isinstance(attribute, AttrSource):
+        attribute, keys = _attribute_and_keys(source)
+        if attribute is not None:
             checks = by_attribute.setdefault(attribute, ({}, []))
-            checks[0].setdefault(tuple(reversed(keys)), []).append(check)
+            checks[0].setdefault(keys, []).append(check)
             checks[1].append((source.path, source.user_name, check))
     # a relation (aliasing, storage overlap, shapes across inputs) reads its paths in the guard function, which needs
     # the leaf checks on them: an attribute it reads, or reads through, stays unbatched

@@ -4,15 +4,7 @@ import torch
 
 import jitcore as jit
 from jitcore.guards import BatchIdentityMatch
-
-
-class Counting:
-    def __init__(self):
-        self.graphs = 0
-
-    def __call__(self, gm, example_inputs):
-        self.graphs += 1
-        return gm.forward
+from tests.support import CountingBackend
 
 
 class Block(torch.nn.Module):
@@ -31,7 +23,7 @@ class Block(torch.nn.Module):
 
 
 def _run(model, x):
-    backend = Counting()
+    backend = CountingBackend()
     compiled = jit.compile(model, backend=backend)
     with torch.no_grad():
         compiled(x)
@@ -47,7 +39,7 @@ def _batch_describing(compiled):
 def test_module_configuration_is_checked_in_the_batch():
     model, x = Block().eval(), torch.randn(1, 3, 8, 8)
     compiled, backend = _run(model, x)
-    assert backend.graphs == 1
+    assert backend.graph_count == 1
     batches = _batch_describing(compiled)
     assert any("constant attributes" in b.describe() for b in batches)
     assert all(b.holds() for b in batches if b.const_keys)  # the fast path agrees with the model as it is
@@ -64,7 +56,7 @@ def test_rebinding_a_convolution_stride_misses_and_matches_eager():
         got = compiled(x)
         model.convs[1].stride = (2, 2)
         expected = model(x)
-    assert backend.graphs == 2
+    assert backend.graph_count == 2
     assert got.shape == expected.shape == (1, 4, 4, 3)
     torch.testing.assert_close(got, expected)
 
@@ -76,7 +68,7 @@ def test_a_list_changed_in_place_misses():
         compiled.dims[1], compiled.dims[2] = 3, 2  # same list object, other contents
         got = compiled(x)
         expected = model(x)
-    assert backend.graphs == 2
+    assert backend.graph_count == 2
     torch.testing.assert_close(got, expected)
 
 
@@ -88,7 +80,7 @@ def test_an_equal_value_rebound_does_not_recompile():
             compiled.scale = float("1000.5")  # a new float object, equal to the old one
             compiled.dims = [0, 2, 3, 1]  # a new list, equal items
             compiled(x)
-    assert backend.graphs == 1
+    assert backend.graph_count == 1
 
 
 def test_a_value_of_another_type_misses():
@@ -97,7 +89,7 @@ def test_a_value_of_another_type_misses():
     with torch.no_grad():
         compiled.norm.eps = 1  # int, not float: equal-looking values of another type are not the same constant
         compiled(x)
-    assert backend.graphs == 2
+    assert backend.graph_count == 2
 
 
 def test_a_hook_added_after_compiling_runs():
@@ -129,7 +121,7 @@ def test_a_deleted_instance_attribute_misses():
         got = compiled(x)
         expected = model.layers(x) * 2.0
     torch.testing.assert_close(got, expected)
-    assert backend.graphs == 2
+    assert backend.graph_count == 2
 
 
 def test_a_counter_that_changes_every_call_is_not_pinned():
@@ -149,4 +141,4 @@ def test_a_counter_that_changes_every_call_is_not_pinned():
         for step in range(2, 8):
             got = compiled(x)
             torch.testing.assert_close(got, model.layers(x) * step)
-    assert backend.graphs <= 2
+    assert backend.graph_count <= 2
