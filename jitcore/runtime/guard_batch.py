@@ -82,6 +82,7 @@ def batch_module_guards(collected: list, read, pinned: dict | None = None, struc
     """
     tensors, others, empty, keyed, kept, owners, absent, held, hooks = [], [], [], [], [], [], [], {}, []
     constants, consts = _constant_attributes(collected, read, structural), {}
+    related = _related_paths(collected) if constants else frozenset()
     for source, check in collected:
         if structural and source is not None and _under(source, structural):
             kept.append((source, check))
@@ -91,6 +92,8 @@ def batch_module_guards(collected: list, read, pinned: dict | None = None, struc
             table, name, value, module, replaced = constants[attribute]
             consts[attribute] = (table, name, value, attribute.user_name, attribute.path, replaced)
             owners.append(module)
+            if source.path in related:  # a relation reads this path: the guard tree needs a leaf check there
+                kept.append((source, check))
             continue
         if source is None and isinstance(check, InstanceDictAbsent) and isinstance(check.obj, torch.nn.Module):
             absent.append((check.obj.__dict__, check.key, check.label))
@@ -181,21 +184,9 @@ def _constant_attributes(collected, read, structural) -> dict:
             checks = by_attribute.setdefault(attribute, ({}, []))
             checks[0].setdefault(keys, []).append(check)
             checks[1].append((source.path, source.user_name, check))
-    # a relation (aliasing, storage overlap, shapes across inputs) reads its paths in the guard function, which needs
-    # the leaf checks on them: an attribute it reads, or reads through, stays unbatched
-    related = set()
-    for source, check in collected:
-        if isinstance(check, GuardRelation):
-            related.update(check.other_paths)
-            if source is not None and hasattr(source, "path"):
-                related.add(source.path)
-        for other in getattr(source, "sources", ()):
-            related.add(other.path)
     found = {}
     for attribute, (checks, replaced) in by_attribute.items():
         if attribute.name in _TABLES or attribute.name in _HOOK_DICTS or (structural and _under(attribute, structural)):
-            continue
-        if any(path[:len(attribute.path)] == attribute.path for path in related):
             continue
         try:
             module = read(attribute.base)
@@ -235,6 +226,20 @@ def _pinned(path, checks):
     if kinds[0] is list:  # compared item by item on every call: only a flat list of scalars
         return items if not path and all(type(item) in _SCALARS for item in items) else _UNPINNED
     return tuple(items)
+
+
+def _related_paths(collected) -> set:
+    """The paths relations read (aliasing, storage overlap, shapes across inputs): the guard function reads a
+    relation's paths through nodes that must keep a leaf check of their own."""
+    related = set()
+    for source, check in collected:
+        if isinstance(check, GuardRelation):
+            related.update(check.other_paths)
+            if source is not None and hasattr(source, "path"):
+                related.add(source.path)
+        for other in getattr(source, "sources", ()):
+            related.add(other.path)
+    return related
 
 
 def _plain_instance_attribute(module, name) -> bool:
