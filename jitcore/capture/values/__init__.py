@@ -81,11 +81,23 @@ def _wrap_op(state, value, source):
 
 
 def _wrap_constant(state, value, source):
+    if type(value) is slice and not all(type(part) in _SLICE_PART_TYPES for part in
+                                        (value.start, value.stop, value.step)):
+        # A slice Python built around a tensor (a resume function's stack after the break at BUILD_SLICE): equality
+        # would compare the tensor elementwise and pass for the same tensor written in place, and its fake would
+        # meet a real tensor; the indexing runs in Python, as it did where the slice was built.
+        raise GraphBreak("data_dependent" if any(isinstance(part, torch.Tensor) for part in
+                                                 (value.start, value.stop, value.step)) else "unsupported_value",
+                         "a slice bound that is not a Python constant")
     if type(value) in (int, float) and source is not None and source.path in state.ctx.dynamic_paths:
         _guard(state, source, TypeMatch(type(value)))
         return make_dynamic_int(state, value, source)
     _guard(state, source, EqualsMatch(value))
     return ConstantValue(value, source)
+
+
+#: what a slice's bounds may be for the slice to be one constant: `__index__` of anything else may run user code
+_SLICE_PART_TYPES = (int, bool, type(None))
 
 
 def _wrap_tuple(state, value, source):

@@ -209,6 +209,24 @@ def _fold_re(state, fn, args, kwargs):
     return const(fold(state, fn, *a, **k))
 
 
+def _legacy_tensor(state, cls, args, kwargs):
+    """`torch.IntTensor([4])`, `torch.FloatTensor(data)`: the legacy typed constructors given one sequence of
+    Python numbers make a CPU tensor of their dtype from it, whatever the default device (what `torch.tensor`
+    gives with that dtype and device); given sizes (`torch.FloatTensor(2, 3)`) they make uninitialised memory, which
+    stays a break."""
+    if kwargs or len(args) != 1 or args[0].python_type() not in (list, tuple):
+        return NotImplemented
+    data = args[0].constant()
+    if data is NOT_CONSTANT or not all(type(item) in (int, float, bool) for item in data):
+        return NotImplemented
+    return graph_node(state, torch.tensor, [const(data)], {"dtype": const(cls.dtype), "device": const("cpu")})
+
+
+_lookaside("legacy typed tensor constructor", _legacy_tensor, *(
+    getattr(torch, name, None) for name in ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor",
+                                            "LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor",
+                                            "BoolTensor")))
+
 _lookaside("re functions on constants", _fold_re, re.compile, re.search, re.match, re.fullmatch, re.findall,
            re.split, re.sub, re.subn, re.escape)
 
