@@ -28,7 +28,9 @@ def pop_jump_if_false(state, inst, cond):
 
 def _is_none(value) -> bool:
     c = value.constant()
-    return c is None if c is not NOT_CONSTANT else False
+    # a value that is not a constant is None only if its type says so; a value of unknown type (what the caller
+    # handles, values/exception.py CallerExcInfo) breaks the graph here rather than be taken for not None
+    return c is None if c is not NOT_CONSTANT else value.python_type() is type(None)
 
 
 @opcode("POP_JUMP_IF_NONE", signature="value --")

@@ -20,6 +20,7 @@ from jitcore.capture.values.constant import const, fold
 from jitcore.capture.values.context import context_for, REGION_CLASSES
 from jitcore.capture.values.dict_object import NewDictObjectValue, dict_constructible
 from jitcore.capture.values.module import NewModuleValue, new_module_argument, NOT_REAL, check_stateless
+from jitcore.capture.values.function import UserFunctionValue, UserMethodValue
 from jitcore.capture.values.exception import exception_constructible, construct_exception
 from jitcore.capture.values.sequence import TupleValue
 from jitcore.capture.values.user_object import (NewObjectValue, constructible, class_lookup, relied_class_lookup,
@@ -179,6 +180,32 @@ def _bare_object(state, cls, args, kwargs):
 
 
 register_callable(object, KNOWN_CALLABLE, CallRule("object", Meaning.CONSTRUCT, _bare_object))
+
+
+def _method_type(state, cls, args, kwargs):
+    """types.MethodType(function, obj): a Python function that already existed, bound to a traced value
+    (contextlib.ExitStack binds each context manager's __exit__ this way)."""
+    if kwargs or len(args) != 2 or not isinstance(args[0], UserFunctionValue) \
+            or not isinstance(args[0].fn, types.FunctionType):
+        return NotImplemented
+    return UserMethodValue(args[0].fn, args[1])
+
+
+register_callable(types.MethodType, KNOWN_CALLABLE, CallRule("types.MethodType", Meaning.CONSTRUCT, _method_type))
+
+
+def _simple_namespace(state, cls, args, kwargs):
+    """types.SimpleNamespace(**attrs): an object made in the call whose attributes are these."""
+    if args or cls is not types.SimpleNamespace:
+        return NotImplemented
+    obj = NewObjectValue(cls)
+    for name, value in kwargs.items():
+        obj.raw_setattr(state, name, value)
+    return obj
+
+
+register_callable(types.SimpleNamespace, KNOWN_CALLABLE,
+                  CallRule("types.SimpleNamespace", Meaning.CONSTRUCT, _simple_namespace))
 
 
 def _object_new(state, fn, args, kwargs):

@@ -415,15 +415,49 @@ def matches(state, exc, classinfo) -> bool:
     return issubclass(exc.cls, classes)
 
 
+class CallerExcInfo(Value):
+    """Item `index` of sys.exc_info() read where no traced handler runs: what the caller of the compiled function
+    handles, unknown while tracing. Its type is unknown, so any use of it (`is None`, an attribute) breaks the
+    graph; kept or passed along, it is rebuilt by the entry, where sys.exc_info() is the caller's (contextlib's
+    ExitStack.__exit__ reads it on every exit and looks at it only when a callback raised)."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        super().__init__(None)
+        self.index = index
+
+    @property
+    def kind_name(self):
+        return "sys.exc_info() item handled by the caller"
+
+    def reconstruct(self, codegen):
+        return f"{codegen.constant_object(sys.exc_info, 'exc_info')}()[{self.index}]"
+
+
 def _sys_exception(state, fn, args, kwargs):
     """`sys.exception()` inside a traced handler is the exception it handles; elsewhere it is what the caller
-    handles, read in Python (the rule declines and the call breaks the graph)."""
-    if args or kwargs or not state.ctx.exc_stack:
+    handles (CallerExcInfo)."""
+    if args or kwargs:
         return NotImplemented
-    return state.ctx.exc_stack[-1]
+    return state.ctx.exc_stack[-1] if state.ctx.exc_stack else CallerExcInfo(1)
+
+
+def _sys_exc_info(state, fn, args, kwargs):
+    """`sys.exc_info()`: (type, exception, traceback) of the exception a traced handler handles; elsewhere what
+    the caller handles (CallerExcInfo items)."""
+    if args or kwargs:
+        return NotImplemented
+    if not state.ctx.exc_stack:
+        return TupleValue([CallerExcInfo(0), CallerExcInfo(1), CallerExcInfo(2)])
+    exc = state.ctx.exc_stack[-1]
+    if not isinstance(exc, ExceptionValue):
+        return NotImplemented
+    return TupleValue([ClassValue(exc.cls), exc, exc.getattr(state, "__traceback__")])
 
 
 register_callable(sys.exception, KNOWN_CALLABLE, CallRule("sys.exception", Meaning.LOOKASIDE, _sys_exception))
+register_callable(sys.exc_info, KNOWN_CALLABLE, CallRule("sys.exc_info", Meaning.LOOKASIDE, _sys_exc_info))
 
 
 def _clear_frames(state, fn, args, kwargs):

@@ -33,9 +33,19 @@ __all__ = ["UserObjectValue", "NewObjectValue", "is_plain_instance", "class_look
 _MISSING = object()
 
 
+#: C classes whose instances keep their attributes in a plain __dict__ behind CPython's generic attribute slots
+#: (PyObject_GenericGetAttr / PyObject_GenericSetAttr), so they are modelled like Python classes' instances; their
+#: other C dunders (`==`, repr) are not modelled (`_DunderProtocol._dunder` breaks on them)
+GENERIC_C_CLASSES = frozenset({types.SimpleNamespace})
+_GENERIC_SLOTS = {"__getattribute__": object.__getattribute__, "__setattr__": object.__setattr__,
+                  "__delattr__": object.__delattr__}
+
+
 def class_lookup(cls, name):
     for klass in cls.__mro__:
         if name in klass.__dict__:
+            if klass in GENERIC_C_CLASSES and name in _GENERIC_SLOTS:
+                return _GENERIC_SLOTS[name]  # the generic slot under the C class's own wrapper
             return klass.__dict__[name]
     return _MISSING
 
@@ -51,8 +61,9 @@ def relied_class_lookup(state, cls, name):
 def is_plain_instance(obj) -> bool:
     """An instance whose attribute access is the default object machinery (a __dict__ and/or __slots__)."""
     cls = type(obj)
-    heap_type = bool(cls.__flags__ & (1 << 9))  # Py_TPFLAGS_HEAPTYPE: a class defined in Python, not a C type
-    getattribute = cls.__getattribute__
+    # Py_TPFLAGS_HEAPTYPE: a class defined in Python, not a C type
+    heap_type = bool(cls.__flags__ & (1 << 9)) or cls in GENERIC_C_CLASSES
+    getattribute = class_lookup(cls, "__getattribute__")
     getattr_hook = class_lookup(cls, "__getattr__")
     # a __getattribute__ / __getattr__ written in Python is inlined like any method (config objects use them)
     return (heap_type and (hasattr(obj, "__dict__") or hasattr(cls, "__slots__"))
@@ -76,8 +87,11 @@ class _DunderProtocol:
     __slots__ = ()
 
     def _dunder(self, state, name, args):
-        raw = relied_class_lookup(state, self.python_type(), name)
+        cls = self.python_type()
+        raw = relied_class_lookup(state, cls, name)
         if not isinstance(raw, types.FunctionType):
+            if cls in GENERIC_C_CLASSES and raw is not class_lookup(object, name):
+                raise GraphBreak("unsupported_call", f"{cls.__name__}.{name} (a C method)")
             return _MISSING
         return state.inline_call(raw, [self, *args], {})
 
@@ -555,7 +569,7 @@ def default_delete(cls, attrs: dict, name: str) -> None:
 
 
 def _build_object(cls, attrs):
-    obj = object.__new__(cls)
+    obj = cls() if cls in GENERIC_C_CLASSES else object.__new__(cls)
     for name, value in attrs.items():
         object.__setattr__(obj, name, value)  # __slots__ attributes too
     return obj
