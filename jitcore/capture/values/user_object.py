@@ -382,18 +382,27 @@ class UserObjectValue(_DunderProtocol, OpaqueValue):
         return hasattr(self.obj, name)
 
     def _instance_store(self, state, name, what):
-        """Whether `name` may be stored into / deleted from the instance dict while tracing (else a break)."""
+        """Whether `name` may be stored into / deleted from the instance dict while tracing (else a break); a
+        property's Python setter or deleter is returned, to be inlined instead (None: the instance dict)."""
         cls = type(self.obj)
-        hook = cls.__setattr__ if what == "setting" else cls.__delattr__
+        hook = class_lookup(cls, "__setattr__" if what == "setting" else "__delattr__")
         default = object.__setattr__ if what == "setting" else object.__delattr__
         if self.source is None or hook is not default or type(getattr(self.obj, "__dict__", None)) is not dict:
             raise GraphBreak("side_effect", f"{what} {name!r} on a {cls.__name__} object")
-        raw = class_lookup(cls, name)
+        raw = relied_class_lookup(state, cls, name)
+        if isinstance(raw, property):
+            accessor = raw.fset if what == "setting" else raw.fdel
+            if isinstance(accessor, types.FunctionType):
+                return accessor
         if raw is not _MISSING and hasattr(type(raw), "__set__"):
             raise GraphBreak("side_effect", f"{what} descriptor {cls.__name__}.{name}")
+        return None
 
     def setattr(self, state, name, value):
-        self._instance_store(state, name, "setting")
+        accessor = self._instance_store(state, name, "setting")
+        if accessor is not None:
+            state.inline_call(accessor, [self, value], {})
+            return
         own = self._instance_dict(state)
         if own is not None:
             own.setitem(state, const(name), value)
@@ -401,7 +410,10 @@ class UserObjectValue(_DunderProtocol, OpaqueValue):
         state.ctx.side_effects.store_attr(self, self.obj, name, value)
 
     def delattr(self, state, name):
-        self._instance_store(state, name, "deleting")
+        accessor = self._instance_store(state, name, "deleting")
+        if accessor is not None:
+            state.inline_call(accessor, [self], {})
+            return
         missing = GraphBreak.raises(AttributeError, f"'{type(self.obj).__name__}' object has no attribute '{name}'")
         own = self._instance_dict(state)
         if own is not None:
