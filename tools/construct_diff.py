@@ -248,7 +248,8 @@ class Report:
 
     def losses(self) -> list[str]:
         """Wrong or failing doors; more graphs on the first call than torch.compile (jit.compile's door: the
-        register door's first call runs natively); more graphs over the three calls (recompiles) than it."""
+        register door's first call runs natively); more graphs over the three calls (recompiles) than it; no
+        graph at all where it has some."""
         out = [self.problem] if self.problem else []
         if self.torch_wrong or not self.graphs.get("torch"):
             return out  # torch.compile is wrong, or captured nothing: no bar for the counts
@@ -256,6 +257,8 @@ class Report:
             out.append(f"compile: {self.graphs['compile']} graphs > torch.compile's {self.graphs['torch']}")
         tc_total = self.graphs["torch"] + self.recompiles["torch"]
         for door in ("compile", "register"):
+            if door in self.graphs and self.graphs[door] + self.recompiles[door] == 0:
+                out.append(f"{door}: no graph over {CALLS} calls where torch.compile has {tc_total}")
             if door in self.graphs and self.graphs[door] + self.recompiles[door] > tc_total:
                 out.append(f"{door}: {self.graphs[door] + self.recompiles[door]} graphs over {CALLS} calls > "
                            f"torch.compile's {tc_total}")
@@ -307,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         losses = report.losses()
         if report.problem:
             counts["wrong or error"] += 1
-        if any(" graphs >" in loss for loss in losses):
+        if any(" graphs >" in loss or "no graph" in loss for loss in losses):
             counts["more graphs"] += 1
         if any("calls >" in loss for loss in losses):
             counts["more recompiles"] += 1

@@ -1855,3 +1855,266 @@ def f(x):
 def inputs(i):
     return (rand(7, 6, seed=i),)
 """)
+
+# ---- more edges: early generator close, nested modes, property deleters, late-bound defaults ----
+
+_program("gen-close-runs-finally", (1, 2), """
+LOG = []
+
+def rows(x):
+    try:
+        for r in x:
+            LOG.append("yield")
+            yield r
+    finally:
+        LOG.append("closed")
+
+def f(x):
+    out = []
+    for r in rows(x):
+        out.append(r * 2)
+        if len(out) == 2:
+            break
+    return torch.stack(out)
+
+def inputs(i):
+    return (rand(4, 2, seed=i),)
+
+def observe():
+    return list(LOG)
+""")
+
+_program("autograd-mark-dirty", (1, 0), """
+class AddOne(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.add_(1)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3
+
+def f(a):
+    x = a * 1
+    y = AddOne.apply(x)
+    return y * 2
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+""")
+
+_program("ctx-inference-mode-decorator", (2, 0), """
+@torch.inference_mode()
+def embed(x):
+    return x * 3
+
+def f(x):
+    y = embed(x)
+    with torch.inference_mode(False):
+        z = x + 1
+    return y.is_inference(), z.is_inference(), y + 0, z
+
+def inputs(i):
+    return (rand(3, seed=i),)
+""")
+
+_program("ctx-exit-raises-other", None, """
+LOG = []
+
+@contextlib.contextmanager
+def convert():
+    try:
+        yield
+    except KeyError as e:
+        LOG.append("convert")
+        raise ValueError(f"converted {e}") from e
+
+def f(x):
+    try:
+        with convert():
+            y = x * 2
+            {}["missing"]
+    except ValueError as e:
+        LOG.append(str(e))
+        y = x - 1
+    return y
+
+def inputs(i):
+    return (rand(3, seed=i),)
+
+def observe():
+    return list(LOG)
+""")
+
+_program("str-float-reprs", (1, 0), """
+def f(x):
+    n = x.shape[0]
+    vals = [n / 3, float("inf"), 1e16, 0.1 + 0.2, -n / 7]
+    text = [str(v) for v in vals] + [repr(v) for v in vals] + ["{:.3e}".format(n / 3), format(True), f"{n / 3!r}",
+            f"{float('nan')}", "%r %s %5.1f" % (n, n / 2, n / 3), str(x.shape[0] // 2), ascii("é")]
+    print(*text)
+    return x * len(text)
+
+def inputs(i):
+    return (rand(4, seed=i),)
+""")
+
+_program("operator-methodcaller-dict", (1, 1), """
+get_a = operator.methodcaller("get", "a", 0)
+pop_b = operator.methodcaller("pop", "b", None)
+
+def f(x, d):
+    return x * get_a(d), pop_b(d), sorted(d)
+
+def inputs(i):
+    return rand(2, seed=i), {"a": i + 1, "b": 2, "c": 3}
+""")
+
+_program("attrs-property-deleter", (1, 2), """
+class Holder:
+    def __init__(self):
+        self._v = 1
+        self.log = []
+
+    @property
+    def v(self):
+        return self._v
+
+    @v.deleter
+    def v(self):
+        self.log.append("del")
+        self._v = 0
+
+holder = Holder()
+
+def f(x):
+    y = x * holder.v
+    del holder.v
+    holder.__class__.tag = "t"
+    return y + holder.v, Holder.tag
+
+def inputs(i):
+    holder._v = i + 1
+    return (rand(2, seed=i),)
+
+def observe():
+    return holder._v, list(holder.log)
+""")
+
+_program("closure-default-arg-binding", (1, 0), """
+def f(x):
+    fns = [lambda y, k=k: y * k for k in range(3)]
+    total = sum(fn(x) for fn in fns)
+    return total, fns[2]
+
+def inputs(i):
+    return (rand(3, seed=i),)
+
+def probe_args():
+    return (torch.ones(3),)
+""")
+
+_program("probe-more-state", (2, 0), """
+from torch.utils._python_dispatch import is_in_torch_dispatch_mode
+
+def f(x):
+    y = x + 1
+    if is_in_torch_dispatch_mode():
+        y = y * 100
+    if torch._C._is_any_autocast_enabled():
+        y = y * 100
+    if torch.backends.cudnn.enabled and torch.backends.mkldnn.is_available():
+        y = y * 2
+    return y, torch.get_num_threads() > 0
+
+def inputs(i):
+    return (rand(3, seed=i),)
+""")
+
+_program("train-retain-graph-twice", (3, 2), """
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1, nesterov=True, momentum=0.5)
+
+def f(x):
+    model.zero_grad()
+    loss = model(x).pow(2).mean()
+    loss.backward(retain_graph=True)
+    loss.backward()
+    opt.step()
+    return loss.detach(), model.weight.grad.clone()
+
+def inputs(i):
+    return (rand(4, 3, seed=i),)
+
+def observe():
+    return [p for p in model.parameters()]
+""")
+
+_program("env-set-inside", (1, 0), """
+def inputs(i):
+    os.environ.pop("JITCORE_CONSTRUCT_INSIDE", None)
+    return (rand(3, seed=i),)
+
+def f(x):
+    before = os.environ.get("JITCORE_CONSTRUCT_INSIDE")
+    os.environ["JITCORE_CONSTRUCT_INSIDE"] = "on"
+    after = os.getenv("JITCORE_CONSTRUCT_INSIDE")
+    return x + (1 if after == "on" else 0), before, after
+
+def observe():
+    return os.environ.get("JITCORE_CONSTRUCT_INSIDE")
+""")
+
+_program("fresh-slots-ordereddict", (1, 0), """
+import collections
+
+class Spec:
+    __slots__ = ("dim", "act")
+
+    def __init__(self, dim, act):
+        self.dim = dim
+        self.act = act
+
+def f(x):
+    spec = Spec(x.shape[-1], "tanh")
+    table = collections.OrderedDict()
+    table["b"] = x * 2
+    table["a"] = getattr(torch, spec.act)(x)
+    table.move_to_end("b")
+    return list(table), table["a"] * spec.dim, table
+
+def inputs(i):
+    return (rand(2, 3, seed=i),)
+""")
+
+_program("moe-scatter-add-capacity", (1, 0), """
+class MoE(nn.Module):
+    def __init__(self, d=4, n=2):
+        super().__init__()
+        self.n = n
+        self.gate = nn.Linear(d, n)
+        self.w = nn.Parameter(torch.randn(n, d, d) * 0.1)
+
+    def forward(self, x):
+        probs = self.gate(x).softmax(-1)
+        route = probs.argmax(-1)
+        hot = F.one_hot(route, self.n).float()
+        per_expert = torch.einsum("te,td->etd", hot, x)
+        y = torch.einsum("etd,edk->etk", per_expert, self.w)
+        out = y.sum(0) * probs.gather(1, route[:, None])
+        load = torch.zeros(self.n).scatter_add_(0, route, torch.ones_like(route, dtype=torch.float))
+        return out, load
+
+moe = MoE()
+
+def f(x):
+    return moe(x)
+
+def inputs(i):
+    return (rand(6, 4, seed=i, grad=True),)
+
+def observe():
+    return moe.w.grad
+""")
