@@ -118,13 +118,14 @@ class SideEffects:
 
     def emit(self, codegen) -> list:
         """Statements that compute every value written, then write them in first-mutation order (deltas only)."""
-        computed, writes, last = [], [], []
+        computed, first, writes, last = [], [], [], []
         for index, (kind, target, name) in enumerate(self._records.values()):
             temp = f"___se{index}"
             if kind == "container":
                 initial = self._initial[id(target)]
                 computed.append(f"{temp} = {target.changed_items(codegen, initial)}")
-                (last if target.replay_last else writes).append(target.replay(codegen, temp, initial))
+                order = first if target.replay_first else last if target.replay_last else writes
+                order.append(target.replay(codegen, temp, initial))
             elif kind == "attr" and self._final(kind, target, name) is DELETED:
                 owner = target.source.emit(codegen) if target.source is not None else codegen.load(target)
                 if isinstance(target.identity(), type):
@@ -142,4 +143,4 @@ class SideEffects:
             else:
                 computed.append(f"{temp} = {codegen.load(self._final(kind, target, name))}")
                 writes.append(f"{target.emit(codegen)} = {temp}")
-        return computed + writes + last
+        return computed + first + writes + last

@@ -10,13 +10,13 @@ import dataclasses
 import functools
 
 from jitcore.guards.arrays import array_tensor
-from jitcore.guards.iterators import list_iterator_state, remaining_items
+from jitcore.guards.iterators import iterator_state, remaining_items
 from jitcore.guards.tree import Held
 
 __all__ = ["Source", "LocalSource", "GlobalSource", "ModuleGlobalSource", "BuiltinSource", "CellSource",
            "CellObjectSource",
            "AttrSource", "ItemSource", "ModuleDictSource", "IteratorRestSource",
-           "ListIteratorStateSource", "HeldSource", "ArrayTensorSource", "TensorSizeSource"]
+           "IteratorStateSource", "HeldSource", "ArrayTensorSource", "TensorSizeSource"]
 
 
 class Source:
@@ -218,11 +218,12 @@ class IteratorRestSource(Source):
 
 
 @dataclasses.dataclass(frozen=True, eq=True)
-class ListIteratorStateSource(Source):
-    """The list (`part` "seq") or the position ("pos") of the list iterator at `base`, read without advancing it
-    (guards.iterators.list_iterator_state)."""
+class IteratorStateSource(Source):
+    """A part of the iterator at `base`, read without advancing it (guards.iterators.iterator_state): a list
+    iterator's list ("seq") or position ("pos"), a dict iterator's dict ("dict"), the i-th argument of a zip /
+    enumerate / map (an int), whether a zip is strict ("strict")."""
     base: Source
-    part: str
+    part: object
 
     @property
     def path(self):
@@ -233,7 +234,7 @@ class ListIteratorStateSource(Source):
         return f"{self.base.user_name}({self.part})"
 
     def emit(self, codegen):
-        read = codegen.constant_object(list_iterator_state, "list_iterator_state")
+        read = codegen.constant_object(iterator_state, "iterator_state")
         return f"{read}({self.base.emit(codegen)}, {self.part!r})"
 
 
@@ -315,6 +316,6 @@ def _memoize(cls) -> None:
 
 
 for _cls in (LocalSource, GlobalSource, ModuleGlobalSource, BuiltinSource, CellSource, CellObjectSource, AttrSource,
-             ItemSource, ModuleDictSource, IteratorRestSource, ListIteratorStateSource, HeldSource,
+             ItemSource, ModuleDictSource, IteratorRestSource, IteratorStateSource, HeldSource,
              ArrayTensorSource, TensorSizeSource):
     _memoize(_cls)

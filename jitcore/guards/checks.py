@@ -4,7 +4,7 @@ Each check states its cost, renders its test as Python source for guards/compile
 guards.render.Namespace), and explains a failure as expected against got. Imports the standard library, torch
 and guards.render only; never jitcore or bytecode.
 Entry points: Check and its subclasses TypeMatch, IdMatch, EqualsMatch, NoneMatch, NotNoneMatch, LengthMatch,
-HasAttrMatch, DictKeysMatch, SetMatch, ReduceMatch, NamespaceEntryMatch (root), ProbeMatch (root), TensorMatch,
+MinLengthMatch, HasAttrMatch, DictKeysMatch, SetMatch, ReduceMatch, NamespaceEntryMatch (root), ProbeMatch (root), TensorMatch,
 GlobalStateMatch; relations between values: Relation and its subclasses SameObject, DistinctObjects.
 """
 
@@ -33,6 +33,7 @@ __all__ = [
     "InstanceDictAbsent",
     "IntPredicateMatch",
     "LengthMatch",
+    "MinLengthMatch",
     "NamespaceEntryMatch",
     "NoneMatch",
     "NotNoneMatch",
@@ -429,6 +430,35 @@ class LengthMatch(Check):
 
     def describe(self) -> str:
         return f"LengthMatch({self.length})"
+
+    def _key(self) -> tuple:
+        return (self.length,)
+
+
+class MinLengthMatch(Check):
+    """`len(v) >= n`: an iterator's rest has at least the items a trace took from it (a loop carried across a
+    graph break guards only what it consumed, so the guard holds at every position of the loop)."""
+
+    __slots__ = ("length",)
+    cost = 3
+
+    def __init__(self, length: int) -> None:
+        if type(length) is not int or length < 1:
+            raise ValueError(f"MinLengthMatch needs a length >= 1, got {length!r}")
+        self.length = length
+
+    def render(self, var: str, ns: Namespace) -> str:
+        return f"len({var}) >= {self.length}"
+
+    def explain(self, value: object) -> str | None:
+        try:
+            got = len(value)
+        except TypeError:
+            return f"expected length >= {self.length}, got {type_name(type(value))} without a length"
+        return None if got >= self.length else f"expected length >= {self.length}, got {got}"
+
+    def describe(self) -> str:
+        return f"MinLengthMatch({self.length})"
 
     def _key(self) -> tuple:
         return (self.length,)

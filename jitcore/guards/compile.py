@@ -16,7 +16,7 @@ import sys
 from jitcore.guards.arrays import array_tensor
 from jitcore.guards.checks import Check, Relation
 from jitcore.guards.render import Namespace, constant_source
-from jitcore.guards.iterators import list_iterator_state, remaining_items
+from jitcore.guards.iterators import iterator_state, remaining_items
 from jitcore.guards.tree import GuardNode, GuardTree, default_user_name, read_step
 
 __all__ = ["GuardFunction", "compile_tree"]
@@ -388,7 +388,7 @@ class _Codegen:
         if kind == "rest":
             return f"{self._ns.constant(remaining_items, 'remaining_items')}({base})"
         if kind == "iterstate":
-            return f"{self._ns.constant(list_iterator_state, 'list_iterator_state')}({base}, {key!r})"
+            return f"{self._ns.constant(iterator_state, 'iterator_state')}({base}, {key!r})"
         if kind == "from_numpy":
             return f"{self._ns.constant(array_tensor, 'from_numpy')}({base})"
         if kind == "size":

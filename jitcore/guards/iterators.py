@@ -1,23 +1,31 @@
-"""What an iterator of Python's own has not produced yet, read without advancing it (the guard tree's "rest" step).
+"""What an iterator of Python's own has not produced yet, read without advancing it (the guard tree's "rest" step),
+and the parts it is made of (the "iterstate" step).
 
 A loop interrupted by a graph break hands its iterator to the resume function as a real object; capture guards and
 models it through `remaining_items(it)`: a tuple of the items still to come, computed from the iterator's
-`__reduce__` (its container and position), never by calling next(). Only iterators over containers that cannot
-change are read: over tuples, strings and ranges, reversed tuples, and zip / enumerate over such iterators. An
-iterator over a list or a dict stays live in Python (an append while looping is seen, a dict's change of size
-raises), which a snapshot of its rest would not be: a list iterator is read as its list and its position instead
-(`list_iterator_state`, the "iterstate" step), so the list stays live. Imports the standard library only.
+`__reduce__` (its container and position), never by calling next(). The rest is read relative to where the
+iterator is, so a guard on its first items holds at every position (Note [Iterators carried across a break],
+capture/values/iterator_input.py). Iterators over containers that can change (a list, a dict) are read as they are
+when the guard runs; capture watches their container for changes while it traces (`iterator_state` gives it: a
+list iterator's list and position, a dict iterator's dict). zip, enumerate and map are read as their parts
+(`iterator_state(it, i)`: the i-th argument they were made with). Imports the standard library only.
 """
 
 from __future__ import annotations
 
-__all__ = ["READABLE_ITERATOR_TYPES", "LIST_ITERATOR", "remaining_items", "list_iterator_state"]
+import gc
+
+__all__ = ["READABLE_ITERATOR_TYPES", "LIST_ITERATOR", "REVERSED_LIST_ITERATOR", "DICT_ITERATORS",
+           "remaining_items", "iterator_state"]
 
 _SEQUENCE_ITERATORS = {type(iter(())), reversed, type(iter("")), type(iter("\u00e9"))}
 _RANGE_ITERATORS = {type(iter(range(0))), type(iter(range(1 << 64)))}
 LIST_ITERATOR = type(iter([]))
+REVERSED_LIST_ITERATOR = type(reversed([]))
+DICT_ITERATORS = frozenset({type(iter({})), type(iter({}.values())), type(iter({}.items()))})
 #: the iterator types remaining_items() reads
-READABLE_ITERATOR_TYPES = frozenset(_SEQUENCE_ITERATORS | _RANGE_ITERATORS | {zip, enumerate})
+READABLE_ITERATOR_TYPES = frozenset(_SEQUENCE_ITERATORS | _RANGE_ITERATORS | DICT_ITERATORS
+                                    | {zip, enumerate, LIST_ITERATOR, REVERSED_LIST_ITERATOR})
 
 
 def remaining_items(it) -> tuple:
@@ -30,10 +38,10 @@ def remaining_items(it) -> tuple:
     args = reduced[1]
     if kind in _RANGE_ITERATORS:
         return tuple(args[0])  # the range still to run
-    if kind in _SEQUENCE_ITERATORS:
+    if kind in DICT_ITERATORS:
+        return tuple(args[0])  # CPython iterates a copy of the iterator (dictiter_reduce)
+    if kind in _SEQUENCE_ITERATORS or kind is LIST_ITERATOR or kind is REVERSED_LIST_ITERATOR:
         seq = args[0]
-        if type(seq) not in (tuple, str):
-            raise TypeError(f"an iterator over a {type(seq).__name__} (it reads its container as it changes)")
         if len(reduced) < 3:
             return ()  # exhausted
         position = reduced[2]
@@ -50,10 +58,18 @@ def remaining_items(it) -> tuple:
     return tuple(zip(*(remaining_items(inner) for inner in args)))
 
 
-def list_iterator_state(it, part: str):
-    """A list iterator's list ("seq") or the index of its next item ("pos"), read without advancing it; an
-    exhausted one has no list (None) and position -1 (it stays exhausted whatever the list does later)."""
+def iterator_state(it, part):
+    """A part of `it`, read without advancing it: a list iterator's list ("seq", None once exhausted) or the index
+    of its next item ("pos", -1 once exhausted); a dict iterator's dict ("dict", None once exhausted); the i-th
+    argument a zip, an enumerate or a map was made with (int `part`: zip's iterators, enumerate's iterator and
+    count, map's function and iterators); whether a zip is strict ("strict")."""
+    if part == "dict":
+        return next((d for d in gc.get_referents(it) if isinstance(d, dict)), None)
     reduced = it.__reduce__()
+    if part == "strict":
+        return len(reduced) > 2 and bool(reduced[2])
+    if type(part) is int:
+        return reduced[1][part]
     if len(reduced) < 3:
         return None if part == "seq" else -1
     return reduced[1][0] if part == "seq" else reduced[2]

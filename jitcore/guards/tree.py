@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from jitcore.guards.arrays import array_tensor
 from jitcore.guards.checks import Check, Relation
-from jitcore.guards.iterators import list_iterator_state, remaining_items
+from jitcore.guards.iterators import iterator_state, remaining_items
 
 __all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "Held", "GuardTree", "count_checks", "default_user_name", "read_step"]
 
@@ -33,7 +33,9 @@ __all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "Held", "GuardTree", "count
 #                      Python-level __getitem__
 #   ("rest", 0)        the items an iterator has not produced yet, as a tuple, read without advancing it
 #                      (guards/iterators.remaining_items: a loop's iterator handed to a resume function)
-#   ("iterstate", part) a list iterator's list ("seq") or position ("pos") (guards/iterators.list_iterator_state)
+#   ("iterstate", part) a part of an iterator (guards/iterators.iterator_state): a list iterator's list ("seq") or
+#                      position ("pos"), a dict iterator's dict ("dict"), the i-th argument of a zip / enumerate / map
+#                      (an int), whether a zip is strict ("strict")
 #   ("size", dim)      obj.size(dim): a tensor's size, handed to a graph as a SymInt input
 #   ("from_numpy", 0)  the tensor sharing a NumPy array's memory (guards/arrays.array_tensor), checked like a tensor
 ROOT_STEPS = frozenset({"local", "global", "builtin", "cell", "cellobj", "module", "held"})
@@ -73,7 +75,7 @@ def read_step(base: object, step: tuple) -> object:
     if kind == "rest":
         return remaining_items(base)
     if kind == "iterstate":
-        return list_iterator_state(base, key)
+        return iterator_state(base, key)
     if kind == "from_numpy":
         return array_tensor(base)
     if kind == "size":

@@ -33,8 +33,9 @@ from jitcore.capture.shapes import ShapeChoice
 
 __all__ = ["Dynamic", "RecompilePolicy"]
 
-#: the guard steps that read an iterator's state
-_ITERATOR_STATE_STEPS = frozenset({("rest", 0), ("iterstate", "pos")})
+#: the guard steps that read an iterator's absolute position (read relative to it, an iterator needs no such step:
+#: Note [Iterators carried across a break])
+_ITERATOR_STATE_STEPS = frozenset({("iterstate", "pos")})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,8 +158,9 @@ class RecompilePolicy:
         self.limit_reported = False
 
     def _learn(self, entries, args, cells) -> None:
-        """A number whose change made an entry miss is captured as a graph input from now on; so is an iterator
-        whose remaining items or position changed (capture leaves it to Python: values/iterator_input.py)."""
+        """A number whose change made an entry miss is captured as a graph input from now on; an iterator whose
+        absolute position changed (a list iterator followed by position once its list changed) is left to Python
+        from then on (values/iterator_input.py)."""
         if not self.learns:
             return
         changed = set()
@@ -166,8 +168,8 @@ class RecompilePolicy:
         for entry in entries:
             for path, _, check, value, _ in entry.guard_function.failed_checks(args, cells):
                 if path and path[-1] in _ITERATOR_STATE_STEPS:
-                    # a loop's iterator handed over at another position: the loop breaks every iteration, so
-                    # from now on it stays a Python iterator and each resume takes one item (no entry per position)
+                    # a list iterator followed by absolute position, handed over at another one: from now on it
+                    # stays a Python iterator and each resume takes one item (no entry per position)
                     changed.add(path[:-1])
                     continue
                 if isinstance(check, EqualsMatch) and type(check.value) in kinds \

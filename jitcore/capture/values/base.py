@@ -46,6 +46,9 @@ class Value:
     #: a container passed in whose write-back reads another container through it (a list iterator's list): its
     #: replay runs after every other write (capture/side_effects.py)
     replay_last = False
+    #: a container passed in whose replay must see every other container as the call found it (an iterator
+    #: advanced by next(), Note [Iterators carried across a break]): its replay runs before every other write
+    replay_first = False
     #: plain_getattr models object.__getattribute__ for this kind (the lookup under a class's own __getattribute__)
     has_plain_getattr = False
     #: raw_setattr models object.__setattr__ for this kind (the store under a class's own __setattr__)

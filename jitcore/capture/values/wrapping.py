@@ -6,7 +6,7 @@ explicit priorities, the fallback for everything else). Imports nothing of jitco
 """
 from __future__ import annotations
 
-__all__ = ["wrap", "install"]
+__all__ = ["wrap", "install", "reserve", "reserved_value"]
 
 #: exact type -> wrapper(state, value, source)
 _BY_TYPE: dict = {}
@@ -28,33 +28,64 @@ def install(by_type: dict, by_predicate: list, fallback, identity_kind) -> None:
     _IDENTITY_KIND[:] = [identity_kind]
 
 
+def _wrapper_of(value):
+    wrapper = _BY_TYPE.get(type(value))
+    if wrapper is None:
+        for _, predicate, candidate in _BY_PREDICATE:
+            if predicate(value):
+                return candidate
+        return _FALLBACK[0]
+    return wrapper
+
+
 def wrap(state, value, source):
     """The value for a real object read from `source` (None: made or found without a reloadable source)."""
     if source is not None:
         cached = state.ctx.wrapped.get(source)
         if cached is not None:
             return cached
-    wrapper = _BY_TYPE.get(type(value))
-    if wrapper is None:
-        for _, predicate, candidate in _BY_PREDICATE:
-            if predicate(value):
-                wrapper = candidate
-                break
-        else:
-            wrapper = _FALLBACK[0]
+    wrapper = _wrapper_of(value)
     kind = _IDENTITY_KIND[0](wrapper, source, state.ctx) if source is not None else None
+    reserved = False
     if kind is not None:
         seen = state.ctx.by_identity.get(id(value))
         if seen is not None and seen[0] is value:
             # one object reached from two sources (`f(x, l, l)`, a tensor passed twice): one value, guarded `is`
-            state.ctx.guard_same(seen[2], source)
-            state.ctx.wrapped[source] = seen[1]
-            return seen[1]
+            if seen[2] != source:
+                state.ctx.guard_same(seen[2], source)
+            if seen[1] is not None:
+                state.ctx.wrapped[source] = seen[1]
+                return seen[1]
+            reserved = True  # by reserve(): wrapped now, its identity already guarded
     result = wrapper(state, value, source)
     if source is not None:
         state.ctx.wrapped[source] = result
     if kind is not None:
         state.ctx.by_identity[id(value)] = (value, result, source)
-        if kind == "distinct":
+        if kind == "distinct" and not reserved:
             state.ctx.guard_distinct(source)
     return result
+
+
+def reserve(state, value, source) -> None:
+    """Claim `value`'s identity for `source` without wrapping it (an iterator's container, whose items need not be
+    read: Note [Iterators carried across a break]): a later wrap() of the same object from any source gets one
+    value for both, guarded `is`, and another object stays guarded distinct."""
+    if source in state.ctx.wrapped:
+        return
+    kind = _IDENTITY_KIND[0](_wrapper_of(value), source, state.ctx)
+    seen = state.ctx.by_identity.get(id(value))
+    if seen is not None and seen[0] is value:
+        if seen[2] != source:
+            state.ctx.guard_same(seen[2], source)
+        return
+    if kind is not None:
+        state.ctx.by_identity[id(value)] = (value, None, source)
+        if kind == "distinct":
+            state.ctx.guard_distinct(source)
+
+
+def reserved_value(ctx, value):
+    """The value wrap() made for `value` in this capture (`ctx`), or None (not wrapped, or only reserved)."""
+    seen = ctx.by_identity.get(id(value))
+    return seen[1] if seen is not None and seen[0] is value else None
