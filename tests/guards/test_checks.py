@@ -17,6 +17,7 @@ from jitcore.guards import (
     IdMatch,
     HasAttrMatch,
     LengthMatch,
+    MinLengthMatch,
     Namespace,
     NamespaceEntryMatch,
     NoneMatch,
@@ -251,6 +252,15 @@ def test_length_match_misses_another_length_with_message():
 
 def test_length_match_misses_a_value_without_length():
     assert run(LengthMatch(3), 7) == (False, ["v: expected length 3, got int without a length"])
+
+
+def test_min_length_match_hits_a_value_at_least_that_long_and_explains_a_shorter_one():
+    assert run(MinLengthMatch(2), (1, 2)) == (True, [])
+    assert run(MinLengthMatch(2), [1, 2, 3]) == (True, [])
+    assert run(MinLengthMatch(2), (1,)) == (False, ["v: expected length >= 2, got 1"])
+    assert run(MinLengthMatch(2), 7) == (False, ["v: expected length >= 2, got int without a length"])
+    with pytest.raises(ValueError):
+        MinLengthMatch(0)
 
 
 def test_has_attr_match_hits_presence_and_absence_and_explains_a_change():
