@@ -263,3 +263,35 @@ def test_map_with_a_function_made_in_the_call_matches_eager(counting):
         torch.testing.assert_close(compiled(randn(3, seed=1), _lists(4), k), f(randn(3, seed=1), _lists(4), k))
         graphs.append(counting.graph_count)
     assert graphs[-1] == graphs[-2], graphs
+
+
+class _Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return step(self.lin(x))
+
+
+def test_module_containers_of_breaking_blocks_continue_with_entries_bounded():
+    graphs = []
+    for n in (4, 12):
+        torch.manual_seed(0)
+        seq = torch.nn.Sequential(*[_Block() for _ in range(n)])
+        layers = torch.nn.ModuleList([_Block() for _ in range(n)])
+
+        def over_list(x):
+            for i, layer in enumerate(layers):
+                x = layer(x) + i
+            return x
+
+        counting = CountingBackend()
+        x = randn(2, 4, seed=1)
+        for fn in (seq, over_list):
+            compiled = jit.compile(fn, backend=counting)
+            for _ in range(3):
+                torch.testing.assert_close(compiled(x), fn(x))
+            _no_iteration_breaks(fn, x)
+        graphs.append(counting.graph_count)
+    assert graphs[0] == graphs[1], f"graphs for 4 and 12 blocks: {graphs}"
