@@ -117,7 +117,8 @@ class SideEffects:
         return [final for final in finals if final is not DELETED]
 
     def emit(self, codegen) -> list:
-        """Statements that compute every value written, then write them in first-mutation order (deltas only)."""
+        """Statements that compute every value written, then write them in first-mutation order (deltas only),
+        after the replays marked `replay_first` and before those marked `replay_last`."""
         computed, first, writes, last = [], [], [], []
         for index, (kind, target, name) in enumerate(self._records.values()):
             temp = f"___se{index}"
