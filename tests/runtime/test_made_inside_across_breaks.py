@@ -122,7 +122,9 @@ def test_break_inside_twelve_blocks_stays_under_the_cache_limit_matches_eager():
     jit.reset()
     check_against_eager(Stack(12), (randn(2, 4, seed=1),), (randn(2, 4, seed=2),), expected_graphs=None)
     per_code = [len(cache.entries) for cache in install.ALL_CACHES if cache.entries]
-    assert max(per_code) <= 2, per_code
+    # at most: the first block by identity, every other by structure, and (for the loop's resume function, which
+    # continues the loop: Note [Iterators carried across a break]) the loop's end with the code after it
+    assert max(per_code) <= 3, per_code
 
 
 def test_break_inside_twelve_blocks_registered_matches_eager():
