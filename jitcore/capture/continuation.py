@@ -54,10 +54,12 @@ class Successor:
 @dataclasses.dataclass(frozen=True)
 class NativeCallee:
     """The callee of a call that the entry runs itself: the value at stack slot `slot`, or in its place the
-    compiled copy of `fn` (when set), bound to the `receiver` value (when set)."""
+    compiled copy of `fn` (when set), bound to the `receiver` value (when set). `shared`: the copy captures its
+    receiver by structure from its first call (Note [Instances shared by structure])."""
     slot: int
     fn: object = None
     receiver: object = None
+    shared: bool = False
 
 
 @dataclasses.dataclass
@@ -250,7 +252,17 @@ def _native_callee(state, inst, stack: list, reason: GraphBreak) -> NativeCallee
     if found is None:
         return NativeCallee(slot)
     fn, receiver = found
-    return NativeCallee(slot, fn, receiver)
+    return NativeCallee(slot, fn, receiver, _shared_receiver(state.ctx, receiver))
+
+
+def _shared_receiver(ctx, receiver) -> bool:
+    """Will the callee's frame see other objects of the receiver's kind? It does when this capture holds the
+    receiver by structure (the frame runs for every instance this entry serves), or when the receiver is a block
+    read from a module holding another of its type (the next block calls the same forward): Note [Instances
+    shared by structure]."""
+    if receiver is None or receiver.source is None:
+        return False
+    return ctx.by_structure(receiver.source) or getattr(receiver, "repeated", False)
 
 
 def _has_compiled_copy(fn) -> bool:

@@ -29,9 +29,10 @@ class ResumeFactory(Protocol):
     are the original code's; `kinds` are "null"/"value" per stack slot, bottom first; `names` the locals passed
     after the non-NULL stack slots, in this order."""
 
-    def resume(self, target: int, kinds: tuple, names: tuple):
+    def resume(self, target: int, kinds: tuple, names: tuple, carried: tuple = ()):
         """The resume function continuing at `target` (for a frame with cell or free variables: a maker taking
-        the frame's cells, `codegen.resume.closure_names` order, and returning it)."""
+        the frame's cells, `codegen.resume.closure_names` order, and returning it). `carried`: for each "value"
+        stack slot, its index in the break's stack when it is that slot's value handed on (else None)."""
 
     def step(self, target: int, kinds: tuple, names: tuple, tails: dict):
         """A function running just the instruction at `target` inside the frame's try/with regions, then
@@ -39,8 +40,9 @@ class ResumeFactory(Protocol):
         frame with cell or free variables: a maker taking the frame's cells, as `resume`); called through
         `handover`, as a resume function is."""
 
-    def callee(self, fn):
-        """fn's compiled copy, so a callee that the break runs natively is captured on its own."""
+    def callee(self, fn, shared: bool = False):
+        """fn's compiled copy, so a callee that the break runs natively is captured on its own; `shared`: the copy
+        captures its first argument (the receiver) by structure from its first call."""
 
     def handover(self):
         """`(waiting, fn, *args)` -> what the entry returns to continue in `fn(*args)` (Note [Resume chains run in
@@ -54,6 +56,13 @@ class ResumeFactory(Protocol):
 _JUMPS = {"POP_JUMP_IF_TRUE": "bool({})", "POP_JUMP_IF_FALSE": "not {}", "POP_JUMP_IF_NONE": "{} is None",
           "POP_JUMP_IF_NOT_NONE": "{} is not None"}
 _SENTINEL = object()
+
+
+def _break_slot(expr: str):
+    """The index in the break's stack of a slot the entry hands on as it was (`___s<i>`, set by emit), else None."""
+    if expr.startswith("___s") and expr[4:].isdigit():
+        return int(expr[4:])
+    return None
 
 
 def _binary_op(cg, inst, x):
@@ -213,7 +222,8 @@ class BreakSteps:
     def _resume_call(self, cg, offset, stack, live) -> str:
         kinds = tuple("null" if s is None else "value" for s in stack)
         names = self._names(live)
-        fn = self.factory.resume(self._original_offset(offset), kinds, names)
+        carried = tuple(_break_slot(s) for s in stack if s is not None)
+        fn = self.factory.resume(self._original_offset(offset), kinds, names, carried)
         ref = cg.constant_object(fn, "resume")
         callee = f"{ref}({self._cells(cg)})" if closure_names(self.original) else ref
         args = [s for s in stack if s is not None] + [self._locals[name] for name in names]
@@ -248,7 +258,7 @@ class BreakSteps:
         expr = stack[callee.slot]
         if callee.fn is None:
             return expr
-        compiled = cg.constant_object(self.factory.callee(callee.fn), "callee")
+        compiled = cg.constant_object(self.factory.callee(callee.fn, callee.shared), "callee")
         if callee.receiver is None:
             return compiled
         receiver = expr if callee.receiver is cont.stack[callee.slot] else cg.load(callee.receiver)

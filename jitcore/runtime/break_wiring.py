@@ -25,7 +25,8 @@ __all__ = ["break_steps", "FrameResumes"]
 class FrameResumes:
     """codegen.steps.ResumeFactory for frames of one original code, run with these globals and options."""
 
-    def __init__(self, original, fn_globals, options, inherited=None, structural=frozenset(), code=None):
+    def __init__(self, original, fn_globals, options, inherited=None, structural=frozenset(), code=None,
+                 structural_slots=frozenset()):
         self.original = original
         #: the code the breaking frame ran (a resume stub's, whose entries take a chain's ticket)
         self.code = code
@@ -35,18 +36,22 @@ class FrameResumes:
         self.inherited = inherited or {}
         #: the live locals the capture held by structure or made itself: Note [Instances shared by structure]
         self.structural = structural
+        #: the same for the values on the break's stack, by their index there
+        self.structural_slots = structural_slots
 
-    def resume(self, target: int, kinds: tuple, names: tuple):
+    def resume(self, target: int, kinds: tuple, names: tuple, carried: tuple = ()):
         inherited = {name: self.inherited[name] for name in names if name in self.inherited}
         structural = tuple(name for name in names if name in self.structural)
+        # a stack slot handed on is the resume function's `___stack<j>` parameter
+        structural += tuple(f"___stack{j}" for j, slot in enumerate(carried) if slot in self.structural_slots)
         return resume_function(self.original, self.globals, target, kinds, names, self.options, inherited,
                                structural)
 
     def step(self, target: int, kinds: tuple, names: tuple, tails: dict):
         return step_function(self.original, self.globals, target, kinds, names, tails)
 
-    def callee(self, fn):
-        return compiled_callee(fn, self.options)
+    def callee(self, fn, shared=False):
+        return compiled_callee(fn, self.options, shared)
 
     def handover(self):
         return resume_chain.handover
@@ -61,7 +66,8 @@ def break_steps(fn_globals, captured, options) -> BreakSteps:
     # the code the frame ran: a resume stub's capture runs its original (capture/resume_points.py)
     original, _ = resume_origin(point.code)
     resumes = FrameResumes(original, fn_globals, options, _dynamic_locals(point.locals),
-                           _structural_names(point, captured.ctx), code=captured.ctx.code)
+                           _structural_names(point, captured.ctx), code=captured.ctx.code,
+                           structural_slots=_structural_slots(point, captured.ctx))
     return BreakSteps(point.code, resumes, has_prefix=captured.gm is not None,
                       stub=resume_point(captured.ctx.code) is not None)
 
@@ -70,10 +76,18 @@ def _structural_names(point, ctx) -> frozenset:
     """The live locals a resume function receives that this capture made itself (a new object on every call: a
     module built inside, a nested function, a container holding them) or held by structure: the resume function
     captures them, and what it reads through them, by structure from its first call instead of recompiling once
-    per object (Note [Instances shared by structure]). A value left on the stack is learnt by the resume function's
-    policy at its first miss instead."""
-    return frozenset(name for name, value in point.locals.items() if isinstance(value, Value) and (
-        value.source is None or ctx.by_structure(value.source)))
+    per object (Note [Instances shared by structure])."""
+    return frozenset(name for name, value in point.locals.items() if _shared(value, ctx))
+
+
+def _structural_slots(point, ctx) -> frozenset:
+    """The same for the values on the break's stack (`self.drop_path` waiting for its argument's call to come
+    back), by their index there."""
+    return frozenset(i for i, value in enumerate(point.stack) if _shared(value, ctx))
+
+
+def _shared(value, ctx) -> bool:
+    return isinstance(value, Value) and (value.source is None or ctx.by_structure(value.source))
 
 
 def _dynamic_locals(live: dict) -> dict:

@@ -104,8 +104,10 @@ def step_function(original, fn_globals, target: int, kinds: tuple, names: tuple,
     return found
 
 
-def compiled_callee(fn, options):
-    """fn's compiled copy for these options, so a callee that a break runs natively gets graphs of its own."""
+def compiled_callee(fn, options, shared=False):
+    """fn's compiled copy for these options, so a callee that a break runs natively gets graphs of its own.
+    `shared`: its receiver is one of several objects the copy will run for (Note [Instances shared by
+    structure]): the copy captures its first argument by structure from now on, instead of by identity first."""
     per_fn = _CALLEES.get(fn)
     if per_fn is None:
         per_fn = _CALLEES[fn] = {}
@@ -117,6 +119,9 @@ def compiled_callee(fn, options):
         else:
             compiled = _MAKERS.compiled_function(fn, options)
         per_fn[options] = compiled
+    if shared and not isinstance(fn, WrapperCall):
+        cache = compiled._jitcore_cache
+        cache.policy.inherit({}, cache.params[:1])
     return compiled
 
 

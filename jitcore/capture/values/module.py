@@ -83,7 +83,8 @@ _CONTAINERS_MODULE = _containers.__name__
 # made by each call (`loss_fct = nn.CrossEntropyLoss()`, a lambda) is never guarded by identity. Capture then wraps
 # the object on that path, and everything read through it, by structure:
 # - the module's exact type, the keys of its instance dict (so which attributes live on the instance, not the class,
-#   as InstanceDictAbsent did for one object), and the keys of `_parameters`, `_buffers` and `_modules`;
+#   as InstanceDictAbsent did for one object), and, once the trace reads an attribute of it, the keys of
+#   `_parameters`, `_buffers` and `_modules` (a module only passed on or called natively is not tied to them);
 # - what the trace reads from it on its own source, as before: a hyper-parameter (`self.eps`, `training`) by value,
 #   a submodule by structure again, a parameter or buffer by TensorMatch (shape, dtype, requires_grad) as a graph
 #   input reloaded on every call (never pinned), hook dicts by length, class lookups on the class;
@@ -97,22 +98,21 @@ def structural_module(state, module, source):
     """The value of a module captured by structure (Note [Instances shared by structure])."""
     ctx = state.ctx
     ctx.guard(source, TypeMatch(type(module)))
-    d = module.__dict__
-    ctx.guard(AttrSource(source, "__dict__"), DictKeysMatch(tuple(d)))
-    for name in ("_parameters", "_buffers", "_modules"):
-        if type(d.get(name)) is dict:
-            ctx.guard(AttrSource(source, name), DictKeysMatch(tuple(d[name])))
+    ctx.guard(AttrSource(source, "__dict__"), DictKeysMatch(tuple(module.__dict__)))
     return ModuleValue(module, source, structural=True)
 
 
 class ModuleValue(Value):
-    __slots__ = ("module", "structural")
+    __slots__ = ("module", "structural", "repeated")
 
     def __init__(self, module, source=None, structural=False):
         super().__init__(source)
         self.module = module
         #: guarded by structure rather than identity: its instance dict's keys are guarded as a whole
         self.structural = structural
+        #: read from a module that holds another module of its type (a block of a stack): a callee copy of its
+        #: forward captures it by structure from the first call (Note [Instances shared by structure])
+        self.repeated = False
 
     def python_type(self):
         return type(self.module)
@@ -122,7 +122,10 @@ class ModuleValue(Value):
 
     def _child(self, state, dict_name, key, value):
         source = ModuleDictSource(self.source, dict_name, key) if self.source is not None else None
-        return wrap(state, value, source)
+        child = wrap(state, value, source)
+        if dict_name == "_modules" and isinstance(child, ModuleValue) and _has_twin(self.module._modules, value):
+            child.repeated = True
+        return child
 
     def getattr(self, state, name):
         module = self.module
@@ -134,6 +137,8 @@ class ModuleValue(Value):
         if name == "__class__":
             return ClassValue(type(module))
         d = module.__dict__
+        if self.structural:
+            self._guard_tables(state.ctx)
         for dict_name in ("_parameters", "_buffers", "_modules"):
             table = d.get(dict_name)
             if table is not None and name in table:
@@ -146,6 +151,15 @@ class ModuleValue(Value):
         if raw is None:
             raise GraphBreak.raises(AttributeError, f"'{type(module).__name__}' has no attribute '{name}'")
         return _class_attribute(state, self, type(module), name, raw)
+
+    def _guard_tables(self, ctx):
+        """Captured by structure, which names its parameters, buffers and submodules are (where an attribute is
+        found) is guarded once an attribute is read: a module the trace only passes on or calls natively (a
+        stage's block list, whose own frame reads it) does not tie the entry to its contents."""
+        d = self.module.__dict__
+        for name in ("_parameters", "_buffers", "_modules"):
+            if type(d.get(name)) is dict:
+                ctx.guard(AttrSource(self.source, name), DictKeysMatch(tuple(d[name])))
 
     def setattr(self, state, name, value):
         if self.source is None:
@@ -389,6 +403,12 @@ class ModuleValue(Value):
 
 #: __contains__ of the containers as torch defines them (None: no __contains__, Python iterates)
 _CONTAINS_SLOTS = (None, torch.nn.ModuleDict.__contains__, torch.nn.ParameterDict.__contains__)
+
+
+def _has_twin(table: dict, module) -> bool:
+    """Does `table` (a module's `_modules`) hold another module of `module`'s exact type?"""
+    kind = type(module)
+    return any(type(other) is kind and other is not module for other in table.values())
 
 
 def _class_lookup(cls, name):

@@ -1,0 +1,170 @@
+"""End to end: a stack of blocks with a graph break inside each block compiles one set of graphs for the block class
+from the first call, however many blocks there are (Note [Instances shared by structure]).
+
+A block read from a module that holds another module of its type (a `ModuleList`, a `Sequential`, two attributes
+of one class) gets the compiled copy of its forward captured by structure from its first call, and so do the modules
+its frame reads through it and the values its resume functions receive; what differs between blocks (training
+flag, hooks, parameter shapes, submodule types) still misses and gets graphs of its own.
+"""
+import io
+
+import torch
+from torch import nn
+
+import jitcore as jit
+from jitcore.runtime import install
+from tests.support import check_against_eager, randn
+
+SINK = io.StringIO()
+
+
+class Block(nn.Module):
+    def __init__(self, d=4, hidden=8):
+        super().__init__()
+        self.up = nn.Linear(d, hidden)
+        self.down = nn.Linear(hidden, d)
+        self.scale = nn.Identity()
+
+    def forward(self, x):
+        h = torch.relu(self.up(x))
+        print("block", file=SINK)  # a graph break inside every block
+        return x + self.down(h) * 0.5
+
+
+class Mixer(nn.Module):
+    """A break inside a call whose result is still to be combined: `self.scale` waits on the stack."""
+
+    def __init__(self, d=4):
+        super().__init__()
+        self.inner = Block(d)
+        self.scale = nn.Tanh()
+
+    def forward(self, x):
+        return x + self.scale(self.inner(x))
+
+
+class Stack(nn.Module):
+    def __init__(self, n, make=Block):
+        super().__init__()
+        torch.manual_seed(0)
+        self.blocks = nn.Sequential(*[make() for _ in range(n)])
+
+    def forward(self, x):
+        return self.blocks(x) * 2
+
+
+def entries_by_code() -> dict:
+    found = {}
+    for cache in install.ALL_CACHES:
+        if cache.entries:
+            found.setdefault(cache.code.co_qualname, []).append(len(cache.entries))
+    return found
+
+
+def grad_input(seed=0):
+    """An input that requires grad, as every block's output does: the first block sees what the others see."""
+    return randn(2, 4, seed=seed).requires_grad_()
+
+
+def graphs_for(model, x) -> int:
+    jit.reset()
+    return check_against_eager(model, (x,), (x + 1,), expected_graphs=None).graph_count
+
+
+def test_graph_count_does_not_grow_with_the_number_of_blocks():
+    x = grad_input()
+    two, twelve = graphs_for(Stack(2), x), graphs_for(Stack(12), x)
+    # the stack's own graph, the block before its break, the block after it: once for every block
+    assert twelve == two == 3
+
+
+def test_each_block_code_has_one_entry_from_the_first_call():
+    jit.reset()
+    check_against_eager(Stack(12), (grad_input(),), expected_graphs=3)
+    found = entries_by_code()
+    assert found["Block.forward"] == [1, 1], found  # the forward and its resume function
+
+
+def test_value_waiting_on_the_stack_is_shared_by_structure():
+    x = grad_input()
+    two, eight = graphs_for(Stack(2, Mixer), x), graphs_for(Stack(8, Mixer), x)
+    assert eight == two
+    found = entries_by_code()
+    assert found["Mixer.forward"] == found["Block.forward"] == [1, 1], found
+
+
+def test_module_called_alone_is_guarded_by_identity():
+    # no twin beside it: the callee copy starts by identity, its module state batched and pinned
+    jit.reset()
+    check_against_eager(Stack(1), (randn(2, 4),), expected_graphs=3)
+    jit.reset()
+    compiled = jit.compile(Stack(1), backend="eager")
+    compiled(randn(2, 4))
+    block_caches = [c for c in install.ALL_CACHES if c.entries and c.code.co_qualname == "Block.forward"]
+    assert block_caches and all((("local", "self"),) not in c.policy.structural_paths for c in block_caches)
+
+
+def test_block_in_training_mode_misses_matches_eager():
+    model = Stack(4)
+    model.blocks[2].train()
+    model.eval()
+    model.blocks[2].training = True
+    check_against_eager(model, (randn(2, 4),), (randn(2, 4, seed=3),), expected_graphs=None)
+    model.blocks[1].training = True  # now the entry for a block in training serves it too
+    check_against_eager(model, (randn(2, 4),), expected_graphs=None)
+
+
+def test_hook_on_one_block_runs_matches_eager():
+    model = Stack(4)
+    model.blocks[1].register_forward_hook(lambda module, args, out: out * 10)
+    model.blocks[3].down.register_forward_pre_hook(lambda module, args: (args[0] - 1,))
+    check_against_eager(model, (randn(2, 4),), (randn(2, 4, seed=3),), expected_graphs=None)
+
+
+def test_block_with_other_parameter_shapes_misses_matches_eager():
+    model = Stack(4)
+    torch.manual_seed(1)
+    model.blocks[2] = Block(hidden=16)
+    counting = check_against_eager(model, (randn(2, 4),), (randn(2, 4, seed=3),), expected_graphs=None)
+    assert counting.graph_count > graphs_for(Stack(4), randn(2, 4))
+
+
+def test_block_with_other_submodule_type_misses_matches_eager():
+    model = Stack(4)
+    model.blocks[1].scale = nn.Tanh()
+    model.blocks[3].up = nn.Linear(4, 8, bias=False)
+    check_against_eager(model, (randn(2, 4),), (randn(2, 4, seed=3),), expected_graphs=None)
+
+
+def test_weights_changed_between_calls_are_read_matches_eager():
+    model = Stack(6)
+    compiled = jit.compile(model, backend="eager")
+    x = randn(2, 4)
+    torch.testing.assert_close(compiled(x), model(x))
+    with torch.no_grad():
+        for block in model.blocks:
+            block.down.weight.mul_(-2.0)
+    torch.testing.assert_close(compiled(x), model(x))
+
+
+class Stage(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.mix = nn.Linear(4, 4)
+        self.blocks = nn.Sequential(*[Block() for _ in range(n)])
+
+    def forward(self, x):
+        x = self.mix(x)
+        return self.blocks(x)
+
+
+def test_stages_with_other_block_counts_share_the_stage_graph_matches_eager():
+    # the stage frame only calls its block list (whose own frame reads it): how many blocks it holds is not
+    # guarded there, so stages of 2, 3 and 5 blocks share the stage's entry
+    jit.reset()
+    torch.manual_seed(0)
+    model = nn.Sequential(Stage(2), Stage(3), Stage(5))
+    check_against_eager(model, (grad_input(),), (grad_input(seed=2),), expected_graphs=None)
+    found = entries_by_code()
+    assert found["Stage.forward"] == [1, 1], found  # the forward and its resume function
+    assert found["Block.forward"] == [1, 1], found
