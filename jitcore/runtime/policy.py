@@ -17,7 +17,8 @@ call, `dynamic=False` none (marks ignored). Parameters and buffers stay static; 
 Module instances are learnt the same way (`Dynamic.structural`): an entry that missed because a module or a
 function on some path is another object of the same kind makes that path structural, so the next capture guards the
 object by type and structure, and one entry serves every instance (Note [Instances shared by structure],
-capture/values/module.py); under any `dynamic` setting.
+capture/values/module.py); under any `dynamic` setting. A compiled copy of a callee whose receiver is known to
+repeat (a block beside a twin) is told so before its first capture (`inherit`).
 """
 from __future__ import annotations
 

@@ -3,8 +3,9 @@
 A module built in `forward` (`loss_fct = nn.CrossEntropyLoss()`, as Hugging Face heads do), a lambda or closure, or
 a container of them, handed to the resume function as a live local, is a new object on every call: the resume
 function captures it by structure from its first call (runtime/break_wiring.py), so the cache does not grow per
-call. A repeated block with a break inside gets two entries (its first instance, then one by structure for every
-other), never one per instance up to the cache limit.
+call. A repeated block with a break inside gets at most two entries per code (one by structure from the first call
+where its container shows the repeat: tests/e2e/test_repeated_blocks_broken_inside.py), never one per instance up
+to the cache limit.
 """
 
 import torch

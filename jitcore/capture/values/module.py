@@ -78,10 +78,16 @@ _CONTAINERS_MODULE = _containers.__name__
 # A module guarded by identity gets one cache entry per instance: a break inside a block repeated twelve times
 # (a transformer layer) makes twelve entries, and past cache_limit the rest run natively. Like automatic dynamic
 # shapes, the recompile policy learns from a miss: when an IdMatch on a module (or a function) failed, its guard
-# path becomes *structural* (runtime/policy.py `_learn_structural`), and so does a live local of a resume function
-# that the frame before the break made itself or already held by structure (runtime/break_wiring.py), so an object
-# made by each call (`loss_fct = nn.CrossEntropyLoss()`, a lambda) is never guarded by identity. Capture then wraps
-# the object on that path, and everything read through it, by structure:
+# path becomes *structural* (runtime/policy.py `_learn_structural`), and so does a live local or stack value of a
+# resume function that the frame before the break made itself or already held by structure
+# (runtime/break_wiring.py), so an object made by each call (`loss_fct = nn.CrossEntropyLoss()`, a lambda) is never
+# guarded by identity. Where the frame can tell that other instances will come, it does not wait for the miss: a
+# call that a break runs natively, on a receiver held by structure or read from a module that holds another module
+# of its type (`repeated`: the blocks of a Sequential), gets its forward's compiled copy capturing the receiver by
+# structure from its first call (capture/continuation.py `_shared_receiver`), as torch.compile's inlined modules
+# do: one entry per code for a block repeated twelve times. A module called alone stays by identity (batched,
+# pinned: the cheapest hit). Capture then wraps the object on a structural path, and everything read through it,
+# by structure:
 # - the module's exact type, the keys of its instance dict (so which attributes live on the instance, not the class,
 #   as InstanceDictAbsent did for one object), and, once the trace reads an attribute of it, the keys of
 #   `_parameters`, `_buffers` and `_modules` (a module only passed on or called natively is not tied to them);
