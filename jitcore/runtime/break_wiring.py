@@ -87,7 +87,11 @@ def _structural_slots(point, ctx) -> frozenset:
 
 
 def _shared(value, ctx) -> bool:
-    return isinstance(value, Value) and (value.source is None or ctx.by_structure(value.source))
+    if isinstance(value, Value):
+        return value.source is None or ctx.by_structure(value.source)
+    # an argument the capture never read before the break (`self` of a block whose first line breaks)
+    source = getattr(value, "source", None)
+    return source is not None and ctx.by_structure(source)
 
 
 def _dynamic_locals(live: dict) -> dict:

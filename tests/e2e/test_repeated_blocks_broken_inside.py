@@ -43,6 +43,18 @@ class Mixer(nn.Module):
         return x + self.scale(self.inner(x))
 
 
+class EarlyBreak(nn.Module):
+    """Breaks before reading `self`: the resume function still gets `self` by structure."""
+
+    def __init__(self, d=4):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):
+        print("early", file=SINK)
+        return torch.tanh(self.lin(x)) + x
+
+
 class Stack(nn.Module):
     def __init__(self, n, make=Block):
         super().__init__()
@@ -91,6 +103,14 @@ def test_value_waiting_on_the_stack_is_shared_by_structure():
     assert eight == two
     found = entries_by_code()
     assert found["Mixer.forward"] == found["Block.forward"] == [1, 1], found
+
+
+def test_self_unread_before_the_break_is_shared_by_structure():
+    x = grad_input()
+    two, eight = graphs_for(Stack(2, EarlyBreak), x), graphs_for(Stack(8, EarlyBreak), x)
+    assert eight == two
+    found = entries_by_code()
+    assert found["EarlyBreak.forward"] == [1, 1], found
 
 
 def test_module_called_alone_is_guarded_by_identity():
