@@ -155,6 +155,9 @@ class GraphBreak(Exception):
         self.whole_frame = False
         #: filled by capture: the guards gathered before the break (they decide when the same break happens again)
         self.guards: list = []
+        #: filled by capture: the traced code asked torch.compiler.is_compiling() before this break (Note
+        #: [is_compiling() when the traced code raises], capture/frame.py)
+        self.asked_compiling = False
         #: the value (or the real callable) whose operation raised this before doing anything: a call that is a
         #: break as such, a tensor's truth. Set only where raising is the operation's first step (Note [A break
         #: at an untouched instruction], capture/frame.py); None: unknown

@@ -95,6 +95,10 @@ class CaptureContext:
         #: an inference_mode(True) region was entered: tensors made since may be inference tensors, which fake
         #: tensors do not model (values/context.py InferenceModeValue)
         self.entered_inference_mode = False
+        #: what torch.compiler.is_compiling() and friends answer in the traced code, and whether the code asked
+        #: (Note [is_compiling() when the traced code raises], capture/frame.py)
+        self.compiling = True
+        self.asked_compiling = False
 
     def push_cleanup(self, undo) -> None:
         """Remember how to undo a real state switch made while tracing (grad mode, autocast)."""

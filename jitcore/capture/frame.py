@@ -102,22 +102,49 @@ def capture_frame(code, fn_globals, closure, args: dict, fn_name: str, dynamic_p
 # functions share the frame's cells], codegen/resume.py). Anything else replays as before.
 
 
+# Note [is_compiling() when the traced code raises]
+# Traced code sees torch.compiler.is_compiling() (and transformers' is_torchdynamo_compiling over it) answer True,
+# as under torch.compile, so libraries take the paths they wrote for compilers. Some of those paths are only
+# correct while the whole function is compiled: LongT5 and SwitchTransformers skip building the default attention
+# mask when compiling and then index it. Under torch.compile such code raises inside the trace and Dynamo runs the
+# frame eagerly, where the answer is False. Here a capture that asked and then ends at an exception (a
+# user_exception break, resumed or not) is captured again with the answer False: the code then runs as eager
+# Python runs it, so whatever it still raises is the program's own error, and where it no longer raises the
+# frame is captured whole. The second capture is kept either way; one that never asked is kept as it is.
+
+
 def _capture(attempt, code) -> Captured:
     try:
-        return _attempt(*attempt, None)
+        captured = _find_and_replay(attempt, True)
+    except GraphBreak as brk:
+        if brk.kind != "user_exception" or not brk.asked_compiling:
+            raise
+        return _find_and_replay(attempt, False)
+    reason = captured.break_point.reason if captured.break_point is not None else None
+    if reason is None or reason.kind != "user_exception" or not (reason.asked_compiling
+                                                                  or captured.ctx.asked_compiling):
+        return captured
+    return _find_and_replay(attempt, False)
+
+
+def _find_and_replay(attempt, compiling: bool) -> Captured:
+    """The first attempt finds the break; a second replays up to it (Note [A break at an untouched instruction])."""
+    try:
+        return _attempt(*attempt, compiling, None)
     except GraphBreak as brk:
         offset = brk.root_offset
         if offset is None:
             raise
         try:
-            return _attempt(*attempt, (offset, brk.root_visit, brk))
+            return _attempt(*attempt, compiling, (offset, brk.root_visit, brk))
         except GraphBreak:
             raise brk from None
 
 
 def _attempt(code, fn_globals, closure, args, fn_name, start, paths, shape_choice, autograd_backend,
-             stop) -> Captured:
+             compiling, stop) -> Captured:
     ctx = CaptureContext(code, fn_globals, fn_name, closure)
+    ctx.compiling = compiling
     ctx.dynamic_paths, ctx.structural_paths = paths
     ctx.graph.shape_choice = shape_choice
     ctx.graph.autograd_backend = autograd_backend
@@ -142,6 +169,7 @@ def _attempt(code, fn_globals, closure, args, fn_name, start, paths, shape_choic
     except GraphBreak as brk:
         # the guards gathered so far decide when the same break would happen again (a native cache entry)
         brk.guards = list(ctx.guards)
+        brk.asked_compiling = ctx.asked_compiling
         raise
     finally:
         ctx.run_cleanups()

@@ -139,8 +139,11 @@ def _no_torch_function(state, fn, args, kwargs):
 
 def _compiling(state, fn, args, kwargs):
     """torch.compiler.is_compiling() and friends: True inside traced code, as under torch.compile, so libraries
-    written for torch.compile take their capture-friendly paths (natively run code still sees False)."""
-    return const(True)
+    written for torch.compile take their capture-friendly paths (natively run code still sees False); False in a
+    capture retried after True made the code raise (Note [is_compiling() when the traced code raises],
+    capture/frame.py)."""
+    state.ctx.asked_compiling = True
+    return const(state.ctx.compiling)
 
 
 def _not_tracing(state, fn, args, kwargs):
