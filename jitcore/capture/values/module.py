@@ -8,6 +8,7 @@ dicts directly.
 from __future__ import annotations
 
 import copy
+import functools
 import sys
 import types
 
@@ -20,8 +21,10 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource, ItemSource, ModuleDictSource
 from jitcore.capture.values.base import Value, MethodCallValue, NOT_CONSTANT
 from jitcore.capture.values.constant import const
+from jitcore.capture.values.function import UserFunctionValue, UserMethodValue
 from jitcore.capture.values.mapping import DictValue
 from jitcore.capture.values.objects import ClassValue
+from jitcore.capture.values.partial import PartialValue
 from jitcore.capture.values.sequence import ListValue, TupleValue
 from jitcore.capture.values.user_object import _MISSING, _class_attribute, relied_class_lookup
 from jitcore.capture.values.wrapping import wrap
@@ -150,7 +153,7 @@ class ModuleValue(Value):
             if table is not None and name in table:
                 return self._child(state, dict_name, name, table[name])
         if name in d:
-            return wrap(state, d[name], AttrSource(self.source, name) if self.source is not None else None)
+            return self._instance_attribute(state, name, d[name])
         self._guard_not_on_instance(state, name)
         state.ctx.guard_class_lookup(type(module), name)
         raw = _class_lookup(type(module), name)
@@ -173,6 +176,9 @@ class ModuleValue(Value):
         if name in ("forward", "training") or name.startswith("_"):
             raise GraphBreak("side_effect", f"setting {self._name()}.{name} changes how the module runs")
         state.ctx.side_effects.store_attr(self, self.module, name, value)
+
+    def _instance_attribute(self, state, name, value):
+        return wrap(state, value, AttrSource(self.source, name) if self.source is not None else None)
 
     def _guard_not_on_instance(self, state, name):
         """What capture found on the class stays so while the instance's own dict lacks the name (`m.forward = g`
@@ -444,6 +450,9 @@ class NewModuleValue(ModuleValue):
             return NewModuleValue(value)
         return super()._child(state, dict_name, key, value)
 
+    def _instance_attribute(self, state, name, value):
+        return new_module_attribute(state, value)
+
     def _guard_not_on_instance(self, state, name):
         """Nothing to guard: each call builds the module anew with the code just traced, so its own dict is the one
         capture modelled (a guard on the capture-time object would fail once that object is gone)."""
@@ -478,10 +487,24 @@ NOT_REAL = object()
 
 
 def new_module_argument(value):
-    """The real object a constructor argument or attribute stands for: a constant, a module made inside, or a
-    list / tuple of those; `NOT_REAL` for anything else (a tensor, an object the trace models)."""
+    """The real object a constructor argument or attribute stands for: a constant, a module made inside, a
+    function, a method of a module made inside, a functools.partial of those, or a list / tuple of those;
+    `NOT_REAL` for anything else (a tensor, an object the trace models, a method of an object that existed)."""
     if isinstance(value, NewModuleValue):
         return value.module
+    if isinstance(value, UserFunctionValue):
+        return value.fn
+    if isinstance(value, UserMethodValue):
+        owner = value.self_value
+        if not isinstance(owner, NewModuleValue) or not isinstance(value.fn, types.FunctionType):
+            return NOT_REAL
+        return types.MethodType(value.fn, owner.module)
+    if isinstance(value, PartialValue):
+        parts = [new_module_argument(v) for v in (value.fn, *value.args, *value.keywords.values())]
+        if NOT_REAL in parts or value.instance_dict is not None:
+            return NOT_REAL
+        return functools.partial(parts[0], *parts[1:1 + len(value.args)],
+                                 **dict(zip(value.keywords, parts[1 + len(value.args):])))
     if isinstance(value, (ListValue, TupleValue)) and value.python_type() in (list, tuple):
         items = value.sequence_items()
         items = None if items is None else [new_module_argument(v) for v in items]
@@ -494,11 +517,40 @@ def new_module_argument(value):
 
 def _immutable(real) -> bool:
     """A value an attribute of a module made inside may hold as a constant: later reads wrap the real object again,
-    so it must not be one the trace could mutate (a list) -- or a module made inside, itself modelled."""
+    so it must not be one the trace could mutate (a list) -- or a module made inside, itself modelled. Functions
+    count: the module's deepcopy (what each call that lets it escape gets) shares them, as Python's copy does, and
+    a method of the module made inside is bound to the copy (Note [Callables on a module made inside])."""
     if isinstance(real, tuple):
         return all(_immutable(r) for r in real)
-    return isinstance(real, torch.nn.Module) or type(real) in (int, float, bool, str, complex, type(None),
-                                                                torch.dtype, torch.device, torch.Size)
+    if type(real) is functools.partial:
+        return _immutable(real.func) and _immutable(real.args) and all(map(_immutable, real.keywords.values()))
+    if type(real) is types.MethodType:
+        return isinstance(real.__self__, torch.nn.Module) and _immutable(real.__func__)
+    return isinstance(real, torch.nn.Module) or type(real) in _IMMUTABLE_TYPES
+
+
+# Note [Callables on a module made inside]
+# A module built inside forward often picks its function in __init__: transformers' GELUActivation stores
+# `self.act = nn.functional.gelu`, GELUTanh a functools.partial of it, the Python variants a bound method of
+# the module itself (`self.act = self._gelu_python`). The real module made at capture time holds the real callable
+# (new_module_argument); a read gives it back as a value again (new_module_attribute), a method bound to the
+# module made inside as that module's method, so calling it inlines the function on the modelled module. Only
+# methods of modules made inside qualify: a method of a module that existed would have its module deep-copied with
+# the new one when it escapes.
+_IMMUTABLE_TYPES = (int, float, bool, str, complex, type(None), torch.dtype, torch.device, torch.Size,
+                    types.FunctionType, types.BuiltinFunctionType, torch._ops.OpOverload,
+                    torch._ops.OpOverloadPacket)
+
+
+def new_module_attribute(state, real):
+    """The value of an attribute of a module made inside, from the real object it holds (Note [Callables on a
+    module made inside])."""
+    if type(real) is types.MethodType and isinstance(real.__self__, torch.nn.Module):
+        return UserMethodValue(real.__func__, NewModuleValue(real.__self__))
+    if type(real) is functools.partial:
+        return PartialValue(new_module_attribute(state, real.func), [wrap(state, a, None) for a in real.args],
+                            {k: wrap(state, v, None) for k, v in real.keywords.items()})
+    return wrap(state, real, None)
 
 
 def check_stateless(module):
