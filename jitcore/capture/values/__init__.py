@@ -34,6 +34,7 @@ from jitcore.capture.values.constant import ConstantValue, CONSTANT_TYPES, ANNOT
 from jitcore.capture.values.function import (LookasideValue, UserFunctionValue, TorchFunctionValue, UserMethodValue,
                                              structural_function)
 from jitcore.capture.values.partial import PartialValue
+from jitcore.capture.values.registry_dict import RegistryDictValue, identity_class
 from jitcore.capture.values.getters import GETTER_TYPES, getter_from_object
 from jitcore.capture.values.user_object import UserObjectValue, is_plain_instance
 from jitcore.capture.values.mapping import DictValue
@@ -125,18 +126,15 @@ def _is_namespace(state, value) -> bool:
     return module is not None and getattr(module, "__dict__", None) is value
 
 
-def _identity_class(k) -> bool:
-    meta = type(k)
-    return isinstance(k, type) and meta.__eq__ is type.__eq__ and meta.__hash__ is type.__hash__
-
-
 def _wrap_dict(state, value, source):
     keys = tuple(value.keys())
     # classes as keys (a TestCase's _type_equality_funcs) hash and compare by identity, as plain `type`s do, and
     # so do those of metaclasses that keep type's (ABCMeta); annotations compare by value (a validator's table)
-    if not all(type(k) in (str, int, type) or type(k) in ANNOTATION_TYPES or _identity_class(k) for k in keys) \
-            or _is_namespace(state, value):
+    if _is_namespace(state, value):
         return OpaqueValue(value, source)
+    if not all(type(k) in (str, int, type) or type(k) in ANNOTATION_TYPES or identity_class(k) for k in keys):
+        # Note [Lookups in a registry dict] (values/registry_dict.py)
+        return RegistryDictValue(value, source) if type(value) is dict else OpaqueValue(value, source)
     if id(value) in state.ctx.wrapping:
         return OpaqueValue(value, source)  # a dict that holds itself: the inner reference is used natively
     _guard(state, source, TypeMatch(type(value)))
