@@ -14,7 +14,7 @@ import keyword
 import sys
 
 from jitcore.guards.arrays import array_tensor
-from jitcore.guards.checks import Check, Relation
+from jitcore.guards.checks import Check, IdMatch, Relation, TypeMatch
 from jitcore.guards.render import Namespace, constant_source
 from jitcore.guards.iterators import iterator_state, remaining_items
 from jitcore.guards.tree import GuardNode, GuardTree, default_user_name, read_step
@@ -101,6 +101,17 @@ class GuardFunction:
         return failed
 
 
+def _mistyped(node: GuardNode, value: object) -> str | None:
+    """Why `value` fails a type or identity check on `node` (what the generated function checks before reading
+    anything below it), or None."""
+    for check, _, _ in node.checks:
+        if isinstance(check, (TypeMatch, IdMatch)):
+            why = check.explain(value)
+            if why is not None:
+                return f"not read: {why}"
+    return None
+
+
 class _Reader:
     """Reads node values on the slow path, each once; a read that raises is remembered as its exception."""
 
@@ -122,6 +133,11 @@ class _Reader:
                 base, error = self(node.parent)
                 if error is not None:
                     return None, error
+                mistyped = _mistyped(node.parent, base)
+                if mistyped is not None:
+                    # the generated function stops at that check and never reads further: an item of an object of
+                    # another type may run code (a defaultdict's __missing__ inserts the key), so neither do we
+                    return None, TypeError(mistyped)
                 return read_step(base, node.step), None
             return self._read_root(node.step), None
         except Exception as error:

@@ -354,3 +354,21 @@ def test_generated_function_builds_no_containers_per_call():
     guard = compile_tree(tree, ["x", "y", "shape", "scale", "obj", "opt"], {}, BUILTINS)
     used = {instruction.opname for instruction in dis.get_instructions(guard.check)}
     assert used & _ALLOCATING_OPCODES == set(), guard.source
+
+
+def test_explaining_a_miss_reads_nothing_below_a_failed_type_check():
+    # a defaultdict's __missing__ inserts the key it is asked for: the generated function stops at the type check,
+    # and so must the slow path that explains the miss
+    import collections
+
+    tree = GuardTree()
+    tree.add(X, TypeMatch(collections.deque), "x")
+    tree.add(X + (("item", 0),), EqualsMatch(1), "x[0]")
+    guard = compile_tree(tree, ["x"], {}, BUILTINS)
+    other = collections.defaultdict(list, {"a": [1]})
+    assert guard.check(other, None) is False
+    failures = guard.failures((other,), None)
+    assert failures[0] == "x: expected type deque, got defaultdict"
+    assert failures[1].startswith("x[0]: could not be read (TypeError: not read: expected type deque")
+    assert dict(other) == {"a": [1]}
+    assert guard.failures((collections.deque([2]),), None) == ["x[0]: changed 1 -> 2"]
