@@ -17,6 +17,8 @@ from jitcore.capture.values.iterator import SetIteratorValue
 from jitcore.capture.values.set_layout import Layout, rebuild, stable_member
 from jitcore.capture.values.mapping import IdKey
 from jitcore.capture.values.object_id import ObjectIdValue
+from jitcore.capture.values.objects import ClassValue
+from jitcore.capture.values.sequence import ListValue, TupleValue
 
 __all__ = ["SetValue", "construct_set"]
 
@@ -106,7 +108,8 @@ class SetValue(Value):
         return SetIteratorValue(self, self.iterate(state))
 
     def getattr(self, state, name):
-        if hasattr(self.set_type, name) and (not name.startswith("_") or name in _IN_PLACE_METHODS):
+        if hasattr(self.set_type, name) and (not name.startswith("_") or name in _IN_PLACE_METHODS) \
+                or name == "__reduce_ex__" and self.set_type in (set, frozenset):
             return MethodCallValue(self, name)
         return super().getattr(state, name)
 
@@ -251,6 +254,9 @@ class SetValue(Value):
         self.order_known = self.order_known and not (self.popped and op in ("ior", "ixor"))
 
     def call_method(self, state, name, args, kwargs):
+        if name == "__reduce_ex__" and len(args) == 1 and not kwargs and self.set_type in (set, frozenset):
+            # set_reduce: (type, (members in iteration order,), None), what copy.deepcopy rebuilds a set from
+            return TupleValue([ClassValue(self.set_type), TupleValue([ListValue(self.iterate(state))]), const(None)])
         if name == "intersection" and len(args) == 1 and isinstance(args[0], SetValue) and not kwargs and \
                 (self.layout is None or args[0].layout is None):
             return _intersection(state, self, args[0])
