@@ -71,3 +71,15 @@ def test_a_mutable_entry_is_not_modelled_and_its_mutation_happens_once_per_call(
     torch.testing.assert_close(compiled(x), x + 1)
     torch.testing.assert_close(compiled(x), x + 2)
     assert _LISTS[_double] == [1, 1]
+
+
+def _flatten_up_to_and_membership(x):
+    _, spec = pytree.tree_flatten((x, [x * 2]))
+    subtrees = spec.flatten_up_to((x + 1, [x - 1]))
+    # BUILTIN_TYPES is a frozenset of classes and collections.namedtuple: members compared by identity
+    return sum(subtrees), tuple in pytree.BUILTIN_TYPES, collections.namedtuple in pytree.BUILTIN_TYPES, \
+        len in pytree.BUILTIN_TYPES
+
+
+def test_a_frozenset_of_classes_and_functions_is_modelled():
+    check_against_eager(_flatten_up_to_and_membership, (randn(3, seed=1),), (randn(3, seed=2),), expected_graphs=1)

@@ -34,7 +34,7 @@ from jitcore.capture.values.constant import ConstantValue, CONSTANT_TYPES, ANNOT
 from jitcore.capture.values.function import (LookasideValue, UserFunctionValue, TorchFunctionValue, UserMethodValue,
                                              structural_function)
 from jitcore.capture.values.partial import PartialValue
-from jitcore.capture.values.registry_dict import RegistryDictValue, identity_class
+from jitcore.capture.values.registry_dict import RegistryDictValue, identity_class, identity_hashed
 from jitcore.capture.values.getters import GETTER_TYPES, getter_from_object
 from jitcore.capture.values.user_object import UserObjectValue, is_plain_instance
 from jitcore.capture.values.mapping import DictValue
@@ -334,11 +334,15 @@ def _wrap_set(state, value, source):
     """A set or frozenset passed in: members and their iteration order guarded (SetMatch), so it is read,
     iterated and changed as a SetValue (changes written back as discards and adds)."""
     if source is None or len(value) > _SET_GUARD_LIMIT or not all(
-            type(m) in _SET_MEMBER_TYPES or type(value) is frozenset and isinstance(m, type) for m in value):
-        # a frozenset of classes (dataclasses' _ATOMIC_TYPES) compares its members by identity: modelled too
+            type(m) in _SET_MEMBER_TYPES or type(value) is frozenset and (isinstance(m, type) or identity_hashed(m))
+            for m in value):
+        # a frozenset of classes and functions (dataclasses' _ATOMIC_TYPES, pytree's BUILTIN_TYPES with
+        # collections.namedtuple) compares its members by identity: modelled too
         return _wrap_opaque(state, value, source)
     _guard(state, source, SetMatch(value))
-    return SetValue([const(m) for m in value], source, set_type=type(value), state=state)
+    # a function member is known by identity, as a lookup of that function finds it (sets.member_key)
+    members = [wrap(state, m, None) if callable(m) and not isinstance(m, type) else const(m) for m in value]
+    return SetValue(members, source, set_type=type(value), state=state)
 
 
 #: member types a set passed in may hold to be modelled (compared by value, guarded by SetMatch)
