@@ -15,7 +15,7 @@ from jitcore.guards.tree import Held
 
 __all__ = ["Source", "LocalSource", "GlobalSource", "ModuleGlobalSource", "BuiltinSource", "CellSource",
            "CellObjectSource",
-           "AttrSource", "ItemSource", "ModuleDictSource", "IteratorRestSource",
+           "AttrSource", "ItemSource", "DictItemSource", "ModuleDictSource", "IteratorRestSource",
            "IteratorStateSource", "HeldSource", "ArrayTensorSource", "TensorSizeSource"]
 
 
@@ -174,6 +174,21 @@ class ItemSource(Source):
 
     def emit(self, codegen):
         return f"{self.base.emit(codegen)}[{codegen.constant(self.key)}]"
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class DictItemSource(ItemSource):
+    """`dict.__getitem__(base, key)`: an item of a dict subclass whose own __getitem__ computes something else
+    (transformers' ClassInstantier makes a module from the entry), read from the dict itself, as the traced
+    `super().__getitem__(key)` read it."""
+
+    @property
+    def path(self):
+        return self.base.path + (("dictitem", self.key),)
+
+    def emit(self, codegen):
+        getitem = codegen.constant_object(dict.__getitem__, "dict_getitem")
+        return f"{getitem}({self.base.emit(codegen)}, {codegen.constant(self.key)})"
 
 
 @dataclasses.dataclass(frozen=True, eq=True)

@@ -165,7 +165,7 @@ def _attribute_of(source):
 def _attribute_and_keys(source):
     """(the AttrSource a source reads through items of, the item keys from it in order), or (None, keys)."""
     keys = []
-    while isinstance(source, ItemSource):
+    while type(source) is ItemSource:  # not DictItemSource: the batch reads items with `[]`
         keys.append(source.key)
         source = source.base
     return (source if isinstance(source, AttrSource) else None), tuple(reversed(keys))

@@ -19,7 +19,7 @@ import torch
 from jitcore.guards import (TensorMatch, TypeMatch, IdMatch, EqualsMatch, LengthMatch, DictKeysMatch, SetMatch,
                             ReduceMatch)
 from jitcore.capture.breaks import GraphBreak
-from jitcore.capture.sources import ItemSource, AttrSource, ModuleDictSource
+from jitcore.capture.sources import ItemSource, AttrSource, DictItemSource, ModuleDictSource
 from jitcore.capture.values import constructors, torch_rules, torch_probes  # noqa: F401 (they register call rules)
 from jitcore.capture.values import sets  # noqa: F401 (it registers set and frozenset with const())
 from jitcore.capture.values import cached_call, copy_rules, dunders, getters, heapq_rules, itertools_rules  # noqa: F401 (call rules)
@@ -141,7 +141,9 @@ def _wrap_dict(state, value, source):
     _guard(state, source, DictKeysMatch(keys))
     state.ctx.wrapping.add(id(value))
     try:
-        items = {k: wrap(state, v, ItemSource(source, k) if source is not None else None) for k, v in value.items()}
+        # a subclass's own __getitem__ (ClassInstantier builds a module) is not how the items are read back
+        item_source = ItemSource if type(value).__getitem__ is dict.__getitem__ else DictItemSource
+        items = {k: wrap(state, v, item_source(source, k) if source is not None else None) for k, v in value.items()}
     finally:
         state.ctx.wrapping.discard(id(value))
     if type(value) is collections.OrderedDict:
