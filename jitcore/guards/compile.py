@@ -14,7 +14,7 @@ import keyword
 import sys
 
 from jitcore.guards.arrays import array_tensor
-from jitcore.guards.checks import Check, IdMatch, Relation, TypeMatch
+from jitcore.guards.checks import Check, DictKeysMatch, LengthMatch, Relation, TypeMatch
 from jitcore.guards.render import Namespace, constant_source
 from jitcore.guards.iterators import iterator_state, remaining_items
 from jitcore.guards.tree import GuardNode, GuardTree, default_user_name, read_step
@@ -101,11 +101,13 @@ class GuardFunction:
         return failed
 
 
-def _mistyped(node: GuardNode, value: object) -> str | None:
-    """Why `value` fails a type or identity check on `node` (what the generated function checks before reading
-    anything below it), or None."""
+def _unreadable(node: GuardNode, value: object, step_kind: str) -> str | None:
+    """Why a step of `step_kind` below `node` must not be taken on `value`, or None: its type differs, or (for an
+    item) its keys or length differ; the generated function stops at those checks before reading anything below.
+    Other failures still let the children be read, since learning (structural entries) compares them."""
+    guarding = (TypeMatch, DictKeysMatch, LengthMatch) if step_kind == "item" else (TypeMatch,)
     for check, _, _ in node.checks:
-        if isinstance(check, (TypeMatch, IdMatch)):
+        if isinstance(check, guarding):
             why = check.explain(value)
             if why is not None:
                 return f"not read: {why}"
@@ -133,7 +135,7 @@ class _Reader:
                 base, error = self(node.parent)
                 if error is not None:
                     return None, error
-                mistyped = _mistyped(node.parent, base)
+                mistyped = _unreadable(node.parent, base, node.step[0])
                 if mistyped is not None:
                     # the generated function stops at that check and never reads further: an item of an object of
                     # another type may run code (a defaultdict's __missing__ inserts the key), so neither do we

@@ -356,7 +356,7 @@ def test_generated_function_builds_no_containers_per_call():
     assert used & _ALLOCATING_OPCODES == set(), guard.source
 
 
-def test_explaining_a_miss_reads_nothing_below_a_failed_type_check():
+def test_explaining_a_miss_reads_nothing_below_a_failed_type_or_keys_check():
     # a defaultdict's __missing__ inserts the key it is asked for: the generated function stops at the type check,
     # and so must the slow path that explains the miss
     import collections
@@ -372,3 +372,10 @@ def test_explaining_a_miss_reads_nothing_below_a_failed_type_check():
     assert failures[1].startswith("x[0]: could not be read (TypeError: not read: expected type deque")
     assert dict(other) == {"a": [1]}
     assert guard.failures((collections.deque([2]),), None) == ["x[0]: changed 1 -> 2"]
+    keyed = GuardTree()
+    keyed.add(X, DictKeysMatch(("a", "b")), "x")
+    keyed.add(X + (("item", "b"),), EqualsMatch(1), "x['b']")
+    guard = compile_tree(keyed, ["x"], {}, BUILTINS)
+    assert guard.check(other, None) is False
+    guard.failures((other,), None)
+    assert dict(other) == {"a": [1]}
