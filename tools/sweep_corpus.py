@@ -1,0 +1,681 @@
+"""The shape-sweep corpus: small programs called over sweeps of sizes, for `tools/sweep_diff.py` and the e2e tests.
+
+Each `Program` makes a fresh callable (a function or a module, seeded, so every maker gives equal parameters) and
+turns each item of a sweep into one call's arguments (fresh tensors, seeded by the item). Sweeps grow, shrink,
+repeat and touch the edge sizes 0 and 1. Imports only torch; the runner and the tests decide how to compile.
+Entry points: `PROGRAMS`, `Program`, `TORCH_COMPILE_GRAPHS`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+__all__ = ["PROGRAMS", "Program", "TORCH_COMPILE_GRAPHS", "by_name"]
+
+GROW = (2, 3, 4, 5, 6, 7, 8)
+SHRINK = (8, 7, 6, 5, 4, 3, 2)
+REPEAT = (3, 5, 3, 5, 3, 5)
+EDGE = (2, 1, 0, 3, 1, 4, 0)
+BATCH_SEQ = ((1, 16), (1, 17), (2, 31), (2, 64), (3, 100), (1, 5))
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+    """A program of the corpus.
+
+    `make()` returns a fresh callable; `args(item)` one call's arguments for a sweep item (a new set of tensors each
+    time, equal for equal items); `sweeps` names the item sequences; `grads`: compare the gradients of the inputs
+    that require grad and of the callable's parameters (`params(fn)`) after a backward over the float outputs.
+    """
+
+    name: str
+    kind: str
+    make: Callable[[], Callable]
+    args: Callable[[Any], tuple]
+    sweeps: dict
+    grads: bool = False
+
+
+def _t(*shape, seed=0, dtype=torch.float32, grad=False):
+    generator = torch.Generator().manual_seed(1000 + seed * 7919 + sum((i + 1) * s for i, s in enumerate(shape)))
+    if dtype.is_floating_point:
+        value = torch.randn(*shape, generator=generator, dtype=dtype)
+    else:
+        value = torch.randint(-5, 6, shape, generator=generator, dtype=dtype)
+    return value.requires_grad_(grad)
+
+
+def params(fn) -> list[torch.Tensor]:
+    """The parameters a program's callable trains: a module's, or those a function carries as `fn.params`."""
+    if isinstance(fn, torch.nn.Module):
+        return list(fn.parameters())
+    return list(getattr(fn, "params", ()))
+
+
+PROGRAMS: list[Program] = []
+
+
+def program(kind: str, args: Callable, sweeps: dict, grads: bool = False, name: str | None = None):
+    """Register the decorated maker (a function of no arguments returning the callable) as a Program."""
+    def register(make):
+        PROGRAMS.append(Program(name or make.__name__, kind, make, args, sweeps, grads))
+        return make
+    return register
+
+
+def _plain(fn):
+    """A maker for a plain function: each call of the maker gives a fresh function object over the same code."""
+    def make():
+        return type(fn)(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    make.__name__ = fn.__name__
+    return make
+
+
+def _rows(width):
+    return lambda n: (_t(n, width),)
+
+
+_BATCH = {"grow": GROW, "shrink": SHRINK, "repeat": REPEAT, "edge": EDGE}
+_NO_ZERO = {"grow": GROW, "shrink": SHRINK, "repeat": REPEAT, "edge": (2, 1, 3, 1, 4)}
+
+
+# -- pointwise ---------------------------------------------------------------------------------------------------
+
+def pointwise(x):
+    return torch.sin(x) * 2 + torch.cos(x)
+
+
+program("pointwise", _rows(8), _BATCH)(_plain(pointwise))
+
+
+def pointwise_square(x):
+    return torch.relu(x - x.mean()) * x.shape[1]
+
+
+program("pointwise", lambda n: (_t(n, n + 1),), _NO_ZERO)(_plain(pointwise_square))
+
+
+def scale_by_int(x, k):
+    return x * k + k
+
+
+program("pointwise", lambda item: (_t(4, 3), item), {"ints": (2, 3, 4, 5, 3, 0, 1, -1)})(_plain(scale_by_int))
+
+
+def dtype_mix(x, y):
+    return (x + y).to(torch.float16) * 2
+
+
+program("pointwise", lambda n: (_t(n, 4), _t(n, 4, dtype=torch.int64)), _BATCH)(_plain(dtype_mix))
+
+
+# -- reductions --------------------------------------------------------------------------------------------------
+
+def reduce_dims(x):
+    return x.sum(0), x.mean(1), x.amax(-1), x.sum()
+
+
+program("reduction", lambda n: (_t(n, n % 3 + 2),), _NO_ZERO)(_plain(reduce_dims))
+
+
+def softmax_last(x):
+    return torch.softmax(x, dim=-1) * x.shape[-1]
+
+
+program("reduction", lambda n: (_t(3, n),), _NO_ZERO)(_plain(softmax_last))
+
+
+def normalize_rows(x):
+    return x / x.norm(dim=-1, keepdim=True).clamp_min(1e-6)
+
+
+program("reduction", _rows(5), _BATCH)(_plain(normalize_rows))
+
+
+def var_mean_dims(x):
+    var, mean = torch.var_mean(x, dim=(0, 2), keepdim=True)
+    return (x - mean) / (var + 1).sqrt()
+
+
+program("reduction", lambda n: (_t(n, 3, n + 1),), {"grow": GROW, "repeat": REPEAT})(_plain(var_mean_dims))
+
+
+# -- views -------------------------------------------------------------------------------------------------------
+
+def view_computed(x):
+    return x.view(x.shape[0] * x.shape[1]) + 1
+
+
+program("view", _rows(4), _BATCH)(_plain(view_computed))
+
+
+def reshape_half(x):
+    return x.reshape(x.shape[0] // 2, 2, -1).sum(1)
+
+
+program("view", _rows(3), {"even": (2, 4, 6, 8, 10), "odd": (4, 6, 5, 8, 7)})(_plain(reshape_half))
+
+
+def flatten_unflatten(x):
+    y = x.flatten(1) * 2
+    return y.unflatten(1, (x.shape[1], x.shape[2]))
+
+
+program("view", lambda n: (_t(2, n, n + 2),), _NO_ZERO)(_plain(flatten_unflatten))
+
+
+def view_rows_of_four(x):
+    return x.view(-1, 4).sum(-1)
+
+
+program("view", lambda n: (_t(n, 2),), {"even": (2, 4, 6, 8, 2), "odd": (2, 4, 3, 6)})(_plain(view_rows_of_four))
+
+
+def transpose_view(x):
+    return x.transpose(0, 1).contiguous().view(-1)[: x.shape[0]]
+
+
+program("view", lambda n: (_t(n, 3),), _BATCH)(_plain(transpose_view))
+
+
+def heads_split(x, heads):
+    b, t, d = x.shape
+    return x.view(b, t, heads, d // heads).transpose(1, 2).reshape(b * heads, t, d // heads)
+
+
+program("view", lambda item: (_t(item[0], item[1], 8), item[2]),
+        {"seq": ((1, 3, 2), (1, 4, 2), (2, 5, 2), (2, 6, 4), (3, 7, 4)), "heads": ((2, 3, 1), (2, 3, 2), (2, 3, 4),
+                                                                                (2, 3, 8))})(_plain(heads_split))
+
+
+# -- broadcasting and expand -------------------------------------------------------------------------------------
+
+def broadcast_add(x, y):
+    return x + y
+
+
+program("broadcast", lambda item: (_t(item[0], 4), _t(item[1], 4)),
+        {"match": ((2, 2), (3, 3), (4, 4), (5, 5)),
+         "to_one": ((3, 3), (4, 4), (5, 1), (6, 6), (7, 1)),
+         "stop_matching": ((2, 2), (3, 3), (4, 4), (5, 3), (6, 6))})(_plain(broadcast_add))
+
+
+def expand_row(x, row):
+    return row.expand(x.shape[0], -1) + x
+
+
+program("broadcast", lambda n: (_t(n, 4), _t(1, 4)), _BATCH)(_plain(expand_row))
+
+
+def expand_new_dim(x):
+    return x.unsqueeze(0).expand(3, *x.shape).sum(0)
+
+
+program("broadcast", lambda n: (_t(n, 2),), _BATCH)(_plain(expand_new_dim))
+
+
+def outer_sum(a, b):
+    return a[:, None] + b[None, :]
+
+
+program("broadcast", lambda item: (_t(item[0]), _t(item[1])),
+        {"grow": ((2, 3), (3, 4), (4, 5), (5, 6)), "ones": ((1, 3), (3, 1), (1, 1), (4, 5), (0, 2))})(
+    _plain(outer_sum))
+
+
+# -- slicing -----------------------------------------------------------------------------------------------------
+
+def slice_half(x):
+    return x[: x.shape[0] // 2] * 2, x[x.shape[0] // 2:]
+
+
+program("slice", _rows(3), _BATCH)(_plain(slice_half))
+
+
+def slice_last_k(x, k):
+    return x[-k:] + 1
+
+
+program("slice", lambda item: (_t(item[0], 2), item[1]),
+        {"k": ((6, 1), (6, 2), (6, 3), (6, 4)), "both": ((4, 2), (5, 2), (6, 3), (3, 3), (7, 5))})(
+    _plain(slice_last_k))
+
+
+def slice_inner_step(x):
+    return x[1: x.shape[0] - 1: 2]
+
+
+program("slice", _rows(2), _BATCH)(_plain(slice_inner_step))
+
+
+def narrow_middle(x):
+    return x.narrow(0, 1, x.shape[0] - 2) * 3
+
+
+program("slice", _rows(3), {"grow": GROW, "shrink": SHRINK, "edge": (3, 2, 4, 1, 5)})(_plain(narrow_middle))
+
+
+def gather_arange(x):
+    index = torch.arange(x.shape[0] - 1, -1, -1)
+    return x.index_select(0, index)
+
+
+program("slice", _rows(3), _BATCH)(_plain(gather_arange))
+
+
+# -- cat / stack / split / chunk ---------------------------------------------------------------------------------
+
+def cat_first_row(x):
+    return torch.cat([x, x[:1]], 0)
+
+
+program("cat", _rows(3), _BATCH)(_plain(cat_first_row))
+
+
+def cat_columns(x, y):
+    return torch.cat([x, y], 1).sum(1)
+
+
+program("cat", lambda item: (_t(item[0], item[1]), _t(item[0], item[2])),
+        {"rows": ((2, 3, 4), (3, 3, 4), (4, 3, 4), (5, 3, 4)), "cols": ((2, 1, 4), (2, 2, 4), (2, 3, 5), (2, 4, 6)),
+         "mismatch": ((2, 3, 4), (3, 3, 4), (4, 3, 4))})(_plain(cat_columns))
+
+
+def split_pairs(x):
+    parts = x.split(2)
+    return [part.sum() for part in parts]
+
+
+program("cat", _rows(3), _NO_ZERO)(_plain(split_pairs))
+
+
+def chunk_three(x):
+    return [c * (i + 1) for i, c in enumerate(x.chunk(3, dim=0))]
+
+
+program("cat", _rows(2), _NO_ZERO)(_plain(chunk_three))
+
+
+def split_sizes(x, first):
+    head, tail = torch.split(x, [first, x.shape[0] - first])
+    return head.sum(0), tail * 2
+
+
+program("cat", lambda item: (_t(item[0], 3), item[1]), {"ints": ((5, 2), (6, 2), (7, 3), (8, 1), (4, 4))})(
+    _plain(split_sizes))
+
+
+def stack_list(xs):
+    return torch.stack(xs).sum(0)
+
+
+program("list", lambda item: ([_t(item[1], 3, seed=i) for i in range(item[0])],),
+        {"count": ((2, 4), (3, 4), (4, 4), (2, 4), (5, 4)), "size": ((3, 2), (3, 3), (3, 4), (3, 5)),
+         "both": ((2, 2), (3, 3), (4, 4), (1, 5))})(_plain(stack_list))
+
+
+# -- factories ---------------------------------------------------------------------------------------------------
+
+def arange_rows(x):
+    return torch.arange(x.shape[0]) * x[:, 0] if x.shape[0] else x.sum(1)
+
+
+program("factory", _rows(3), _BATCH)(_plain(arange_rows))
+
+
+def zeros_padding(x):
+    return torch.cat([x, torch.zeros(x.shape[0], 2)], 1)
+
+
+program("factory", _rows(3), _BATCH)(_plain(zeros_padding))
+
+
+def full_from_int(n, value):
+    return torch.full((n, 2), value) * 2
+
+
+program("factory", lambda item: (item, 1.5), {"ints": (2, 3, 4, 5, 6, 2), "edge": (2, 0, 1, 3, 0)})(
+    _plain(full_from_int))
+
+
+def ones_times_int(x, n):
+    return x.sum() * torch.ones(n) * n
+
+
+program("factory", lambda n: (_t(3), n), {"ints": GROW, "edge": (1, 0, 2, 3)})(_plain(ones_times_int))
+
+
+def arange_float_step(x):
+    return torch.arange(0, x.shape[0], 0.5) + x.sum()
+
+
+program("factory", _rows(2), _NO_ZERO)(_plain(arange_float_step))
+
+
+def new_zeros_like(x):
+    return x.new_zeros(x.shape[0], x.shape[1] + 1) + x.new_ones(x.shape[0], x.shape[1] + 1)
+
+
+program("factory", lambda n: (_t(n, n),), _BATCH)(_plain(new_zeros_like))
+
+
+# -- comprehensions, ranges, python ints -------------------------------------------------------------------------
+
+def sum_rows_loop(x):
+    total = torch.zeros(x.shape[1])
+    for i in range(x.shape[0]):
+        total = total + x[i] * i
+    return total
+
+
+program("range", _rows(3), {"grow": (2, 3, 4, 5), "repeat": REPEAT})(_plain(sum_rows_loop))
+
+
+def static_columns(x):
+    return [x[:, i] * i for i in range(3)]
+
+
+program("range", _rows(3), _BATCH)(_plain(static_columns))
+
+
+def int_comprehension(x, k):
+    return torch.stack([x * i for i in range(k)]).sum(0)
+
+
+program("range", lambda item: (_t(item[0], 2), item[1]),
+        {"k": ((3, 2), (3, 3), (3, 4), (3, 5)), "x": ((2, 3), (3, 3), (4, 3), (5, 3))})(_plain(int_comprehension))
+
+
+def repeat_by_int(x, k):
+    return x.repeat(k, 1)
+
+
+program("range", lambda item: (_t(item[0], 2), item[1]), {"k": ((3, 1), (3, 2), (3, 3), (3, 4)),
+                                                          "both": ((2, 2), (3, 3), (4, 4))})(_plain(repeat_by_int))
+
+
+def view_by_int(x, k):
+    return x.view(k, -1).sum(0)
+
+
+program("range", lambda item: (_t(12), item), {"k": (2, 3, 4, 6, 5, 12)})(_plain(view_by_int))
+
+
+def size_arithmetic(x):
+    n = x.shape[0]
+    return x * (n * 2 - 1) / (n + 1) + n // 3 - n % 2
+
+
+program("range", _rows(2), _BATCH)(_plain(size_arithmetic))
+
+
+def size_as_float(x):
+    return x / math.sqrt(x.shape[-1])
+
+
+program("range", lambda n: (_t(2, n),), _NO_ZERO)(_plain(size_as_float))
+
+
+# -- branches on sizes -------------------------------------------------------------------------------------------
+
+def branch_gt4(x):
+    if x.shape[0] > 4:
+        return x * 2
+    return x - 1
+
+
+program("branch", _rows(3), {"grow": GROW, "alternate": (2, 7, 3, 8, 4, 6, 2)})(_plain(branch_gt4))
+
+
+def branch_even(x):
+    if x.shape[0] % 2 == 0:
+        return x.view(2, -1)
+    return x + 1
+
+
+program("branch", _rows(3), {"grow": GROW, "shrink": SHRINK})(_plain(branch_even))
+
+
+def branch_numel(x):
+    if x.numel() > 20:
+        return x.sum(0)
+    return x.sum(1)
+
+
+program("branch", lambda n: (_t(n, 4),), {"grow": GROW, "repeat": (3, 8, 4, 7, 2)})(_plain(branch_numel))
+
+
+def branch_shapes_equal(x, y):
+    if x.shape == y.shape:
+        return x * y
+    return x.sum() + y.sum()
+
+
+program("branch", lambda item: (_t(item[0], 2), _t(item[1], 2)),
+        {"match_then_not": ((2, 2), (3, 3), (4, 4), (4, 5), (6, 6), (2, 7))})(_plain(branch_shapes_equal))
+
+
+# -- inputs that match, then stop matching -----------------------------------------------------------------------
+
+def matmul_chain(x, w):
+    return x @ w
+
+
+program("relation", lambda item: (_t(item[0], item[1]), _t(item[2], 3)),
+        {"inner": ((2, 3, 3), (3, 4, 4), (4, 5, 5), (5, 6, 6)), "mismatch": ((2, 3, 3), (3, 4, 4), (4, 5, 4))})(
+    _plain(matmul_chain))
+
+
+def pairwise_mul(x, y):
+    return x * y + x.shape[0]
+
+
+program("relation", lambda item: (_t(item[0], 3), _t(item[1], 3)),
+        {"equal": ((2, 2), (3, 3), (4, 4), (5, 5)), "stop": ((2, 2), (3, 3), (4, 1), (5, 5), (6, 2))})(
+    _plain(pairwise_mul))
+
+
+# -- lists of tensors --------------------------------------------------------------------------------------------
+
+def sum_list(xs):
+    total = xs[0]
+    for x in xs[1:]:
+        total = total + x
+    return total * len(xs)
+
+
+program("list", lambda item: ([_t(item[1], seed=i) for i in range(item[0])],),
+        {"count": ((1, 3), (2, 3), (3, 3), (4, 3), (2, 3)), "size": ((2, 2), (2, 3), (2, 4), (2, 5))})(
+    _plain(sum_list))
+
+
+def cat_varying(xs):
+    return torch.cat(xs).sum()
+
+
+program("list", lambda item: ([_t(item + i, 2, seed=i) for i in range(3)],), {"grow": (1, 2, 3, 4, 5)})(
+    _plain(cat_varying))
+
+
+# -- data-dependent sizes ----------------------------------------------------------------------------------------
+
+def nonzero_count(x):
+    idx = x.nonzero()
+    return idx, idx.shape[0] * 2
+
+
+program("data", lambda n: (_t(n, 3, dtype=torch.int64),), _BATCH)(_plain(nonzero_count))
+
+
+def boolean_mask(x):
+    return x[x > 0] * 2
+
+
+program("data", _rows(4), _BATCH)(_plain(boolean_mask))
+
+
+def masked_select_sum(x):
+    picked = torch.masked_select(x, x > 0.5)
+    return picked.sum(), picked.shape
+
+
+program("data", _rows(3), _BATCH)(_plain(masked_select_sum))
+
+
+def item_as_size(x, k):
+    n = int(k.item())
+    return torch.ones(n) * x.sum()
+
+
+program("data", lambda item: (_t(3), torch.tensor(item)), {"ints": (2, 3, 4, 5, 0, 1)})(_plain(item_as_size))
+
+
+def nonzero_gather(x):
+    rows = (x.sum(1) > 0).nonzero().squeeze(1)
+    return x[rows]
+
+
+program("data", _rows(3), _BATCH)(_plain(nonzero_gather))
+
+
+# -- modules -----------------------------------------------------------------------------------------------------
+
+def _seeded(module_fn):
+    def make():
+        torch.manual_seed(0)
+        return module_fn()
+    make.__name__ = module_fn.__name__
+    return make
+
+
+@program("module", lambda n: (_t(n, 8, grad=True),), _BATCH, grads=True)
+@_seeded
+def linear_batch():
+    return torch.nn.Linear(8, 4)
+
+
+@program("module", lambda item: (_t(item[0], item[1], 8),), {"batch_seq": BATCH_SEQ}, grads=True)
+@_seeded
+def linear_seq():
+    return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.LayerNorm(16), torch.nn.Linear(16, 4))
+
+
+@program("module", lambda item: (_t(item[0], 3, item[1], item[1] + 1),),
+         {"images": ((1, 8), (1, 9), (2, 12), (2, 16), (1, 7)), "batch": ((1, 8), (2, 8), (3, 8), (4, 8))},
+         grads=True)
+@_seeded
+def conv_images():
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
+                               torch.nn.Flatten())
+
+
+@program("module", lambda item: (_t(item[0], item[1], 12),), {"batch_seq": BATCH_SEQ})
+@_seeded
+def layernorm_seq():
+    return torch.nn.LayerNorm(12)
+
+
+@program("module", lambda item: (_t(item[0], item[1], 16),), {"batch_seq": BATCH_SEQ}, grads=True)
+@_seeded
+def self_attention():
+    class Attention(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = torch.nn.MultiheadAttention(16, 2, batch_first=True)
+
+        def forward(self, x):
+            out, _ = self.attn(x, x, x, need_weights=False)
+            return out
+    return Attention()
+
+
+def causal_attention(q, k, v):
+    t = q.shape[1]
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    mask = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+    return torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1) @ v
+
+
+program("module", lambda item: tuple(_t(item[0], item[1], 8, seed=i) for i in range(3)), {"batch_seq": BATCH_SEQ})(
+    _plain(causal_attention))
+
+
+def sdpa_causal(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+program("module", lambda item: tuple(_t(item[0], 2, item[1], 8, seed=i, grad=True) for i in range(3)),
+        {"batch_seq": BATCH_SEQ}, grads=True)(_plain(sdpa_causal))
+
+
+# -- metadata ----------------------------------------------------------------------------------------------------
+
+def metadata_numbers(x):
+    return x * x.numel() + x.dim() + len(x)
+
+
+program("metadata", lambda n: (_t(n, 3),), _BATCH)(_plain(metadata_numbers))
+
+
+def pad_to_multiple(x):
+    pad = (-x.shape[-1]) % 8
+    return F.pad(x, (0, pad))
+
+
+program("metadata", lambda n: (_t(2, n),), {"grow": (3, 5, 8, 9, 13, 16, 17), "edge": (1, 8, 0, 7)})(
+    _plain(pad_to_multiple))
+
+
+def shape_tuple_out(x):
+    return x.shape, x.size(1), tuple(s * 2 for s in x.shape)
+
+
+program("metadata", lambda n: (_t(n, n + 1),), _BATCH)(_plain(shape_tuple_out))
+
+
+def size_in_tensor(x):
+    return x + torch.tensor(x.shape[0])
+
+
+program("metadata", _rows(2), _BATCH)(_plain(size_in_tensor))
+
+
+# -- training ----------------------------------------------------------------------------------------------------
+
+def _training_step():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
+
+    def training_step(x, target):
+        loss = F.cross_entropy(model(x), target)
+        loss.backward()
+        return loss.detach()
+
+    training_step.params = list(model.parameters())
+    return training_step
+
+
+program("training", lambda n: (_t(n, 6), torch.arange(n) % 3), _NO_ZERO, grads=True, name="training_step")(
+    _training_step)
+
+
+def grad_scaled_by_size(x):
+    return (x * x.shape[0]).pow(2).sum(1)
+
+
+program("training", lambda n: (_t(n, 3, grad=True),), _BATCH, grads=True)(_plain(grad_scaled_by_size))
+
+
+def by_name(name: str) -> Program:
+    return next(p for p in PROGRAMS if p.name == name)
+
+
+#: torch.compile's graph count (counting backend, eager) per "program/sweep/mode", mode one of auto (dynamic=None),
+#: dynamic (True), static (False), measured with torch 2.14. Re-measure with
+#: `PYTHONPATH=. python tools/sweep_diff.py --print-counts` and paste its output here.
+TORCH_COMPILE_GRAPHS: dict[str, int] = {}
