@@ -19,7 +19,7 @@ import torch
 from jitcore.guards import (TensorMatch, TypeMatch, IdMatch, EqualsMatch, LengthMatch, DictKeysMatch, SetMatch,
                             ReduceMatch)
 from jitcore.capture.breaks import GraphBreak
-from jitcore.capture.sources import ItemSource, AttrSource, DictItemSource, ModuleDictSource
+from jitcore.capture.sources import ItemSource, AttrSource, DictItemSource, LocalSource, ModuleDictSource
 from jitcore.capture.values import constructors, torch_rules, torch_probes  # noqa: F401 (they register call rules)
 from jitcore.capture.values import sets  # noqa: F401 (it registers set and frozenset with const())
 from jitcore.capture.values import cached_call, copy_rules, dunders, getters, heapq_rules, itertools_rules  # noqa: F401 (call rules)
@@ -81,6 +81,15 @@ def _wrap_op(state, value, source):
     return TorchFunctionValue(value, source)
 
 
+def _dynamic_argument(state, value, source) -> bool:
+    """An int argument under `dynamic=True` is symbolic from the first call, as torch.compile's (floats stay
+    constants until they change: torch specialises them too)."""
+    if type(value) is not int or not isinstance(source, LocalSource):
+        return False
+    choice = state.graph.shape_choice
+    return choice is not None and choice.mode is True
+
+
 def _wrap_constant(state, value, source):
     if type(value) is slice and not all(type(part) in _SLICE_PART_TYPES for part in
                                         (value.start, value.stop, value.step)):
@@ -90,7 +99,8 @@ def _wrap_constant(state, value, source):
         raise GraphBreak("data_dependent" if any(isinstance(part, torch.Tensor) for part in
                                                  (value.start, value.stop, value.step)) else "unsupported_value",
                          "a slice bound that is not a Python constant")
-    if type(value) in (int, float) and source is not None and source.path in state.ctx.dynamic_paths:
+    if type(value) in (int, float) and source is not None and (source.path in state.ctx.dynamic_paths
+                                                               or _dynamic_argument(state, value, source)):
         _guard(state, source, TypeMatch(type(value)))
         return make_dynamic_int(state, value, source)
     _guard(state, source, EqualsMatch(value))

@@ -33,16 +33,31 @@ def make_dynamic_int(state, value, source):
     env = graph.fake_mode.shape_env
     shape_source = graph.shape_token()
     if type(value) is int:
+        # Note [Dynamic ints are sizes]
         sym = env.create_unspecified_symint_and_symbol(value, shape_source, DimDynamic.DYNAMIC)
-    else:
-        symbol = env.create_unspecified_symbol(value, shape_source, DimDynamic.DYNAMIC)
-        sym = env.create_symfloatnode(symbol, hint=value, source=shape_source)
+        node = graph.add_scalar_input(source, sym, shape_source)
+        node.meta[SIZE_SOURCE] = source
+        result = SizeValue(sym, state.ctx, lambda: node)
+        result.source = source
+        graph.inputs[source] = result
+        return result
+    symbol = env.create_unspecified_symbol(value, shape_source, DimDynamic.DYNAMIC)
+    sym = env.create_symfloatnode(symbol, hint=value, source=shape_source)
     node = graph.add_scalar_input(source, sym, shape_source)
     result = SymIntValue(node, sym, state.ctx, source)
     result.roots = (result,)
     result.text = "{v}"
     graph.inputs[source] = result
     return result
+
+
+# Note [Dynamic ints are sizes]
+# A Python int argument that automatic dynamic (or dynamic=True) made a graph input is a symbol of the capture's
+# ShapeEnv, like a tensor's size: it is a `SizeValue`, so it flows on symbolic where a size does (`torch.full((n,
+# 2))`, `x.view(k, -1)`, `x[-k:]`, `x.repeat(k, 1)`, `torch.split(x, [k, n - k])`), and what tracing relies on
+# (`k >= 0` for a size, `k > 3` from a branch, `12 % k == 0` from a view) is one of the ShapeEnv's guards on its
+# token, checked by the entry's relation check; a use that needs the number (`range(k)`) specialises it there too
+# (`k == 5`). Floats stay `SymIntValue`s over a SymFloat: arithmetic keeps them symbolic, any other use pins them.
 
 
 class SymIntValue(Value):
