@@ -107,6 +107,9 @@ class CompilePipeline:
                         # AOTAutograd returns plain tensors where eager makes inference tensors (is_inference(),
                         # in-place errors later): such a graph runs as captured
                         compiled = captured.gm.forward
+                    elif _sizes_only(captured.gm):
+                        # Note [Graphs of sizes only]
+                        compiled = captured.gm.forward
                     else:
                         compiled = self._backend_compile(captured)
             except Exception as exc:
@@ -300,6 +303,21 @@ def _fullgraph_error(brk: GraphBreak, code, name: str) -> GraphBreakError:
 def _runs_as_is(compiled, gm) -> bool:
     """The backend returned the graph module itself, or its forward (the eager backend, a recording backend)."""
     return compiled is gm or (isinstance(compiled, types.MethodType) and compiled.__self__ is gm)
+
+
+# Note [Graphs of sizes only]
+# A graph whose every operation computes a number (int arithmetic on symbolic sizes: `x.shape[0] * 2` returned or
+# handed to a resume function) has nothing for a backend to compile: it runs as captured, a few Python operations,
+# and no backend is called (torch.compile hands no such graph to its backend either). Its guards are made as for
+# any graph.
+_NUMBERS = (torch.SymInt, torch.SymFloat, torch.SymBool, int, float, bool)
+
+
+def _sizes_only(gm) -> bool:
+    """Every call node of the graph computes a number, none a tensor."""
+    return all(node.op in ("placeholder", "output")
+               or (node.op == "call_function" and isinstance(node.meta.get("example_value"), _NUMBERS))
+               for node in gm.graph.nodes)
 
 
 def _enters_inference_mode(gm) -> bool:
