@@ -29,6 +29,7 @@ from jitcore.capture.values.sequence import TupleValue, ListValue
 from jitcore.capture.values.mapping import DictValue, mapping_entries, pairs_entries
 from jitcore.capture.values.sets import construct_set
 from jitcore.capture.values.super_lookup import super_attribute
+from jitcore.capture.values.symint import symbolic_call
 
 __all__ = ["BuiltinValue", "apply_binary"]
 
@@ -555,12 +556,24 @@ _register(any, _truth_reduce(True))
 _register(all, _truth_reduce(False))
 
 
-@_rule(int, float, complex)
+@_rule(int, complex)
 def _number(state, *args, **kwargs):
     for a in args:
         if a.is_tensor():
             raise GraphBreak("data_dependent", "converting a tensor to a Python number")
     return NotImplemented
+
+
+@_rule(float)
+def _float(state, *args, **kwargs):
+    """float(n) of a size stays symbolic (values/symint.py); of a constant it folds."""
+    _number(state, *args, **kwargs)
+    return NotImplemented if kwargs else symbolic_call(state, float, args)
+
+
+@_rule(math.sqrt)
+def _sqrt(state, *args):
+    return symbolic_call(state, math.sqrt, args)
 
 
 @_rule(bool)

@@ -8,7 +8,10 @@ came from get an equality guard and the value becomes a constant, as if it had n
 """
 from __future__ import annotations
 
+import math
 import operator
+
+import torch
 
 from torch.fx.experimental.symbolic_shapes import DimDynamic, guard_int
 
@@ -18,7 +21,7 @@ from jitcore.capture.graph import SIZE_SOURCE
 from jitcore.capture.values.base import Value, NOT_CONSTANT
 from jitcore.capture.values.constant import const
 
-__all__ = ["SymIntValue", "SymBoolValue", "make_dynamic_int"]
+__all__ = ["SymIntValue", "SymBoolValue", "make_dynamic_int", "size_float", "symbolic_call"]
 
 #: operators that keep an int symbolic, with their Python spelling for predicate guards
 _ARITHMETIC = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%", "truediv": "/", "iadd": "+",
@@ -81,12 +84,21 @@ class SymIntValue(Value):
         return self._constant is None
 
     def constant(self):
-        """Asking for the number relies on it: the roots get equality guards, and the value is specialized."""
+        """Asking for the number relies on it: the roots get equality guards (a size root is specialised by the
+        ShapeEnv), and the value is specialized."""
         if self._constant is None:
             for root in self.roots:
-                self.ctx.guard(root.source, EqualsMatch(root.fake.node.hint))
+                if isinstance(root, SizeValue):
+                    root.constant()
+                else:
+                    self.ctx.guard(root.source, EqualsMatch(root.fake.node.hint))
             self._constant = self.fake.node.hint
         return self._constant
+
+    def pinned_by_shape_env(self) -> bool:
+        """Whatever tracing relies on about this number is a ShapeEnv guard (it was computed from sizes only), so
+        an op whose result has symbolic sizes need not make it a constant."""
+        return bool(self.roots) and all(isinstance(root, SizeValue) for root in self.roots)
 
     def _concrete(self):
         return const(self.constant())
@@ -259,6 +271,9 @@ class SizeValue(SymIntValue):
     def python_type(self):
         return int
 
+    def pinned_by_shape_env(self) -> bool:
+        return True
+
     def constant(self):
         if self._constant is None:
             try:
@@ -281,22 +296,25 @@ class SizeValue(SymIntValue):
             fake_other = node_other = other.constant()
         else:
             c = other.constant()
-            if type(c) not in (int, bool) and not (type(c) is float and op in _COMPARISONS):
+            if type(c) not in (int, bool, float):
                 return const(self.constant()).binary_op(state, op, other, reflected)
             fake_other = node_other = c
         name = op.removeprefix("i") if op.startswith("i") and op != "is_" else op
-        if name not in _ARITHMETIC and name not in _COMPARISONS or name == "truediv":
+        if name not in _ARITHMETIC and name not in _COMPARISONS:
             return const(self.constant()).binary_op(state, op, other, reflected)
         fn = getattr(operator, name)
         a, b = (fake_other, self.fake) if reflected else (self.fake, fake_other)
         result = fn(a, b)
         if name in _COMPARISONS:
             return const(result) if type(result) is bool else SizeBoolValue(result)
-        if type(result) is int:
+        if type(result) in (int, float):
             return const(result)
         graph = state.graph
         na, nb = (node_other, self) if reflected else (self, node_other)
         args = tuple(v.node if isinstance(v, SizeValue) else v for v in (na, nb))
+        if isinstance(result, torch.SymFloat):
+            roots = (self, node_other) if isinstance(node_other, SizeValue) else (self,)
+            return size_float(state, fn, args, result, roots)
         return SizeValue(result, self.ctx, lambda: graph.create_node("call_function", fn, args, {}, result))
 
     def unary_op(self, state, op):
@@ -321,6 +339,32 @@ class SizeValue(SymIntValue):
 
     def __repr__(self):
         return f"Size({self.fake})"
+
+
+def size_float(state, fn, args, sym, roots) -> SymIntValue:
+    """A float computed from sizes (`n / 2`, `math.sqrt(d)`): a SymFloat node of the graph, symbolic as torch.compile
+    keeps it; a use that needs the number specialises the sizes it came from (`roots`)."""
+    node = state.graph.create_node("call_function", fn, args, {}, sym)
+    result = SymIntValue(node, sym, state.ctx)
+    result.roots = tuple(dict.fromkeys(roots))
+    return result
+
+
+#: functions of a symbolic number that stay symbolic, as the function torch.compile's graphs call for them
+_SYMBOLIC_CALLS = {math.sqrt: torch._sym_sqrt, float: torch.sym_float}
+
+
+def symbolic_call(state, fn, args) -> Value:
+    """`math.sqrt(n)` or `float(n)` of a size (or of a float computed from sizes): a symbolic float; NotImplemented
+    for anything else (the caller folds the constant)."""
+    target = _SYMBOLIC_CALLS.get(fn)
+    if target is None or len(args) != 1 or not args[0].is_symbolic_number():
+        return NotImplemented
+    value = args[0]
+    roots = (value,) if isinstance(value, SizeValue) else value.roots
+    if not roots or not all(isinstance(root, SizeValue) for root in roots):
+        return NotImplemented
+    return size_float(state, target, (value.node,), target(value.fake), roots)
 
 
 class SizeBoolValue(_DecidedBool):

@@ -347,8 +347,8 @@ def _symbolic_shape(fake) -> bool:
 def _specialize_dynamic_ints(values) -> bool:
     found = False
     for value in values:
-        if value.is_symbolic_number() and not isinstance(value, SizeValue):
-            # a dynamic Python int (not a tensor size, which stays symbolic)
+        if value.is_symbolic_number() and not value.pinned_by_shape_env():
+            # a dynamic Python float (not a size or a number computed from sizes, which stay symbolic)
             value.constant()
             found = True
         items = value.sequence_items()
