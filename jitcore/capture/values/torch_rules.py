@@ -17,6 +17,7 @@ import weakref
 
 import torch
 import torch._ops
+import torch._refs
 import torch._utils
 import torch.overrides
 
@@ -119,7 +120,22 @@ def _torch_call(state, fn, args, kwargs):
     if name.startswith(_STATEFUL_PREFIXES):
         raise GraphBreak("unsupported_call", f"torch.{name} changes process state, so it runs in Python",
                          hint="process_state", hint_fields={"callee": f"torch.{name}"})
+    data = args[0] if args else kwargs.get("data")
+    if fn in _SYMBOLIC_FORMS and data is not None and _holds_symbolic_number(data):
+        fn = _SYMBOLIC_FORMS[fn]
     return graph_node(state, fn, args, kwargs)
+
+
+#: torch functions whose Python reference keeps symbolic numbers in their data symbolic (`torch.tensor(n)` of a size;
+#: the C++ function would read the number and pin it), as torch.compile's graphs call them
+_SYMBOLIC_FORMS = {torch.tensor: torch._refs.tensor}
+
+
+def _holds_symbolic_number(value) -> bool:
+    if value.is_symbolic_number():
+        return True
+    items = None if value.is_tensor() else value.sequence_items()
+    return items is not None and any(_holds_symbolic_number(item) for item in items)
 
 
 def _no_torch_function(state, fn, args, kwargs):
