@@ -194,8 +194,10 @@ class RecompilePolicy:
 
     def _learn_dims(self, entries, args, cells) -> list:
         """Automatic dynamic shapes: every dim whose size made a TensorMatch fail (in any entry, for every input)
-        gets a symbol in the next captures. Returns the messages of the dims that turned dynamic now."""
-        if self.shape_mode is not None:
+        gets a symbol in the next captures. Returns the messages of the dims that turned dynamic now. Under
+        dynamic=True too, as torch.compile's: a dim captured as 0 or 1, or made a constant by tracing, that changed
+        gets a symbol of its own (DYNAMIC) rather than a duck one that may equal another dim's by chance."""
+        if self.shape_mode is False:
             return []
         learnt = []
         varied = set(self.varied_dims)
