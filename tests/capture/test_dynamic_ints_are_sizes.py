@@ -84,3 +84,28 @@ def test_split_sizes_from_an_int_and_a_size_stay_symbolic():
     for n, first in ((5, 2), (6, 2), (7, 3), (8, 1), (4, 4)):
         compare_call(_split, compiled, (torch.randn(n, 3), first))
     assert counting.graph_count <= 4
+
+
+def _ones_of_int(x):
+    return torch.ones(int(x.shape[0])) * 2
+
+
+def test_int_of_a_size_is_the_size_itself():
+    counting = CountingBackend()
+    compiled = jit.compile(_ones_of_int, backend=counting)
+    for n in (2, 3, 4, 5):
+        compare_call(_ones_of_int, compiled, (torch.randn(n),))
+    assert counting.graph_count == 2
+
+
+def _item_as_size(x, k):
+    n = int(k.item())
+    return torch.ones(n) * x.sum()
+
+
+def test_a_number_read_by_item_before_a_break_becomes_a_symbolic_size_after_it():
+    counting = CountingBackend()
+    compiled = jit.compile(_item_as_size, backend=counting)
+    for n in (2, 3, 4, 5, 6):
+        compare_call(_item_as_size, compiled, (torch.randn(3), torch.tensor(n)))
+    assert counting.graph_count == 2

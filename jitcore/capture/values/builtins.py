@@ -556,11 +556,20 @@ _register(any, _truth_reduce(True))
 _register(all, _truth_reduce(False))
 
 
-@_rule(int, complex)
+@_rule(complex)
 def _number(state, *args, **kwargs):
     for a in args:
         if a.is_tensor():
             raise GraphBreak("data_dependent", "converting a tensor to a Python number")
+    return NotImplemented
+
+
+@_rule(int)
+def _int(state, *args, **kwargs):
+    """int(n) of a symbolic int is n itself (a size stays symbolic); anything else folds."""
+    _number(state, *args, **kwargs)
+    if len(args) == 1 and not kwargs and args[0].is_symbolic_number() and args[0].python_type() is int:
+        return args[0]
     return NotImplemented
 
 
