@@ -30,7 +30,7 @@ from jitcore import events
 from tools import sweep_corpus
 from tools.sweep_corpus import PROGRAMS, Program, params
 
-__all__ = ["Row", "run_program", "main", "jit_calls", "compare"]
+__all__ = ["Row", "run_program", "main", "eager_calls", "jit_calls", "torch_compile_calls", "compare", "compare_outcome"]
 
 MODES = ("auto", "dynamic", "static", "register")
 _DYNAMIC = {"auto": None, "dynamic": True, "static": False, "register": None}
@@ -142,6 +142,11 @@ def _outcomes(fn, program: Program, trained, items) -> list[Outcome]:
     return [_call(fn, program, trained, program.args(item)) for item in items]
 
 
+def eager_calls(program: Program, items) -> list[Outcome]:
+    made = program.make()
+    return _outcomes(made, program, made, items)
+
+
 def jit_calls(program: Program, items, mode: str) -> tuple[list[Outcome], int]:
     """jitcore's outcomes of one sweep in one mode, and its graph count."""
     jit.reset()
@@ -199,10 +204,7 @@ def run_program(program: Program, modes=MODES, sweeps=None) -> list[Row]:
     for sweep, items in program.sweeps.items():
         if sweeps and sweep not in sweeps:
             continue
-        eager = _outcomes(program.make(), program, None, items) if not program.grads else None
-        if eager is None:
-            made = program.make()
-            eager = _outcomes(made, program, made, items)
+        eager = eager_calls(program, items)
         tc_cache = {}
         for mode in modes:
             tc_mode = "auto" if mode == "register" else mode
@@ -264,6 +266,7 @@ def main(argv=None) -> int:
     parser.add_argument("--print-counts", action="store_true",
                         help="print torch.compile's graph counts as the TORCH_COMPILE_GRAPHS literal")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--part", default="1/1", help="i/n: run the i-th of n slices of the corpus (parallel runs)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     jit.config.log = ""
@@ -271,14 +274,16 @@ def main(argv=None) -> int:
     only = set(filter(None, args.only.split(",")))
     kinds = set(filter(None, args.kind.split(",")))
     modes = tuple(filter(None, args.modes.split(",")))
+    part, parts = (int(n) for n in args.part.split("/"))
     chosen = [p for p in PROGRAMS if (not only or p.name in only) and (not kinds or p.kind in kinds)]
+    chosen = chosen[part - 1::parts]
     if args.print_counts:
         print("TORCH_COMPILE_GRAPHS: dict[str, int] = {")
         for program in chosen:
             for sweep, items in program.sweeps.items():
-                for mode in ("auto", "dynamic", "static"):
-                    _, graphs = torch_compile_calls(program, items, mode)
-                    print(f"    {program.name + '/' + sweep + '/' + mode!r}: {graphs},")
+                row = [f"{program.name + '/' + sweep + '/' + mode!r}: {torch_compile_calls(program, items, mode)[1]}"
+                       for mode in ("auto", "dynamic", "static")]
+                print(f"    {', '.join(row)},")
         print("}")
         return 0
     rows = []
