@@ -112,7 +112,7 @@ def structural_module(state, module, source):
 
 
 class ModuleValue(Value):
-    __slots__ = ("module", "structural", "repeated")
+    __slots__ = ("module", "structural", "repeated", "tables_guarded")
 
     def __init__(self, module, source=None, structural=False):
         super().__init__(source)
@@ -122,6 +122,7 @@ class ModuleValue(Value):
         #: read from a module that holds another module of its type (a block of a stack): a callee copy of its
         #: forward captures it by structure from the first call (Note [Instances shared by structure])
         self.repeated = False
+        self.tables_guarded = False
 
     def python_type(self):
         return type(self.module)
@@ -146,7 +147,7 @@ class ModuleValue(Value):
         if name == "__class__":
             return ClassValue(type(module))
         d = module.__dict__
-        if self.structural:
+        if self.structural and not self.tables_guarded:
             self._guard_tables(state.ctx)
         for dict_name in ("_parameters", "_buffers", "_modules"):
             table = d.get(dict_name)
@@ -165,6 +166,7 @@ class ModuleValue(Value):
         """Captured by structure, which names its parameters, buffers and submodules are (where an attribute is
         found) is guarded once an attribute is read: a module the trace only passes on or calls natively (a
         stage's block list, whose own frame reads it) does not tie the entry to its contents."""
+        self.tables_guarded = True
         d = self.module.__dict__
         for name in ("_parameters", "_buffers", "_modules"):
             if type(d.get(name)) is dict:
