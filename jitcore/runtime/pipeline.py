@@ -100,7 +100,9 @@ class CompilePipeline:
             started = time.perf_counter()
             marked = False
             try:
-                marked = (self.reads_marks and not self.plain_graphs
+                # a callable we know nothing about may run AOTAutograd or Inductor itself (a counting or logging
+                # wrapper around compile_fx): it gets the marks Dynamo's graphs carry, or its inputs lose them
+                marked = (self.may_run_aot and not self.plain_graphs
                           and mark_inputs(captured.gm, captured.input_sources))
                 with events.compiling(self.code, self.options.backend_name):
                     if self.reads_marks and _enters_inference_mode(captured.gm):

@@ -25,10 +25,31 @@ def test_parameters_and_buffers_are_marked_static_and_arguments_are_not(counting
     assert len(marks) - len(static) == 1  # the input
 
 
-def test_user_backends_get_graphs_without_marks(counting):
-    compiled = jit.compile(torch.nn.Linear(2, 2), backend=counting)
+def test_user_backends_get_marked_graphs_as_under_torch_compile(counting):
+    """A user's callable may wrap Inductor or AOTAutograd (a counting backend around compile_fx): its graphs carry
+    the static marks torch.compile's carry; the eager backend, which reads none, gets plain graphs."""
+    model = torch.nn.Linear(2, 2)
+    compiled = jit.compile(model, backend=counting)
     compiled(torch.randn(1, 2))
-    assert "dynamo_compile_id" not in counting.graphs[0].meta
+    gm = counting.graphs[0]
+    assert "dynamo_compile_id" in gm.meta
+    kinds = [node.meta.get("tensor_dict", {}).get("_dynamo_static_input_type")
+             for node in gm.graph.nodes if node.op == "placeholder"]
+    assert sorted(map(bool, kinds)) == [False, True, True]  # the input, then weight and bias
+
+
+def test_backends_tagged_debug_get_graphs_without_marks(monkeypatch):
+    """Backends that read no marks (eager is tagged so) get the graph as captured."""
+    graphs = []
+    from jitcore.backends import registry
+    monkeypatch.setattr(registry, "_registry", registry._Registry(registry._BUILTINS))
+
+    def debug(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+    backends.register_backend("debug_recording", debug, tags=("debug",))
+    jit.compile(torch.nn.Linear(2, 2), backend="debug_recording")(torch.randn(1, 2))
+    assert "dynamo_compile_id" not in graphs[0].meta
 
 
 def test_marked_graph_trains_through_aot_eager_like_eager():
