@@ -110,6 +110,10 @@ _kind("torch_function_mode", "a TorchFunctionMode (`with mode:`) is active: its 
       "every torch call does, so the code under it runs in Python",
       "enter the mode outside the compiled function, or keep the code under it small",
       here="enter the mode outside {where}, or keep the code under it small")
+_kind("vmap", "a torch.vmap call whose function cannot be traced as one pure graph (it breaks, raises, mutates "
+      "state, or uses options jitcore does not model), so the vmapped call runs in Python",
+      "keep the vmapped function to tensor operations on its arguments and closures; move prints and mutations out",
+      here="keep the function {where} vmaps to tensor operations; move prints and mutations out of it")
 _kind("unsupported_output", "the function returns a value jitcore cannot rebuild",
       "return tensors, Python constants, or tuples/lists/dicts of them")
 

@@ -54,7 +54,10 @@ class GraphBuilder:
     """One graph being captured. Inputs are deduplicated by source; outputs are chosen at the end."""
 
     def __init__(self, shape_choice=None):
+        #: where operations go: the frame's graph, or the body of a higher-order call being traced (`nested_graph`)
         self.graph = torch.fx.Graph()
+        #: the frame's graph, which holds every input and constant
+        self.frame_graph = self.graph
         # one ShapeEnv per capture: symbolic input dims (shape_choice), dynamic ints, data-dependent sizes.
         # duck shaping applies to DUCK dims only (dynamic=True: Note [Duck shapes under dynamic=True], shapes.py);
         # a DYNAMIC dim (automatic dynamic, a mark) shares no symbol unless tracing relates it to another
@@ -86,6 +89,8 @@ class GraphBuilder:
         self.unrestorable_write: str | None = None
         #: the graph goes to AOTAutograd (Note [Input writes under AOTAutograd], write_order.py)
         self.autograd_backend = False
+        #: in-place writes traced so far (write_order.note_writes), so a nested body can tell it wrote nothing
+        self.write_count = 0
 
     # -- inputs -----------------------------------------------------------------------------------------------
     def to_fake(self, tensor: torch.Tensor):
@@ -193,20 +198,32 @@ class GraphBuilder:
         name = name or _placeholder_name(source.user_name, len(self.inputs))
         first = self._first_non_placeholder()
         if first is None:
-            node = self.graph.placeholder(name)
+            node = self.frame_graph.placeholder(name)
         else:
-            with self.graph.inserting_before(first):
-                node = self.graph.placeholder(name)
+            with self.frame_graph.inserting_before(first):
+                node = self.frame_graph.placeholder(name)
         node.meta["example_value"] = example
         node.meta["val"] = example
         node.meta["source"] = source.user_name
         return node
 
     def _first_non_placeholder(self):
-        for node in self.graph.nodes:
+        for node in self.frame_graph.nodes:
             if node.op != "placeholder":
                 return node
         return None
+
+    @contextlib.contextmanager
+    def nested_graph(self):
+        """Operations go to a new graph until the block ends (the body a higher-order call such as torch.vmap
+        runs); inputs and constants still go to the frame's graph, so the body reaches them as nodes of another
+        graph, which its owner lifts into inputs of its own. Nodes made in the body do not count as the frame's."""
+        outer, count = self.graph, self.node_count
+        self.graph = torch.fx.Graph()
+        try:
+            yield self.graph
+        finally:
+            self.graph, self.node_count = outer, count
 
     # -- operations -------------------------------------------------------------------------------------------
     def run_fake(self, fn, args, kwargs):
@@ -231,6 +248,11 @@ class GraphBuilder:
 
     def create_node(self, op: str, target, args: tuple, kwargs: dict, fake_result):
         node = self.graph.create_node(op, target, self._embed(args), self._embed(kwargs))
+        if self.graph is self.frame_graph and any(arg.graph is not self.graph for arg in node.all_input_nodes):
+            # a tensor made inside a nested body (a vmapped function's) that reached the frame another way than
+            # the body's result: the body's graph is gone (Note [vmap as a nested graph], values/vmap.py)
+            self.graph.erase_node(node)
+            raise GraphBreak("vmap", f"{_name(target)} of a tensor made inside a vmapped function, outside it")
         node.meta["example_value"] = fake_result
         if isinstance(fake_result, (torch.Tensor, torch.SymInt, torch.SymFloat, torch.SymBool)):
             node.meta["val"] = fake_result
@@ -270,7 +292,7 @@ class GraphBuilder:
         if node is None:
             name = f"_const{len(self._constants)}"
             setattr(self.root, name, obj)
-            node = self.graph.get_attr(name)
+            node = self.frame_graph.get_attr(name)
             node.meta["example_value"] = obj
             self._constants[id(obj)] = node
         return node
@@ -283,6 +305,8 @@ class GraphBuilder:
         self.node_count -= 1
 
     def output(self, nodes: list):
+        if any(node.graph is not self.graph for node in nodes):
+            raise RuntimeError("the frame's graph would return a tensor made inside a vmapped function")
         self.graph.output(tuple(nodes))
 
     def prune_inputs(self, needed: set) -> None:

@@ -41,6 +41,8 @@ class SideEffects:
         self._sources: dict = {}
         #: id(container value) -> its contents at the first mutation (Note [Write-back is a delta])
         self._initial: dict = {}
+        #: every write recorded, the first and the later ones (a traced body tells that it wrote nothing)
+        self.writes = 0
 
     def __bool__(self):
         return bool(self._records)
@@ -52,6 +54,7 @@ class SideEffects:
     # -- recording --------------------------------------------------------------------------------------------
     def container_mutated(self, value) -> None:
         """A list/dict/set value that came from a source changed its contents."""
+        self.writes += 1
         if ("container", id(value)) not in self._records:
             self._initial[id(value)] = value.snapshot()
             self._records[("container", id(value))] = ("container", value, None)
@@ -67,6 +70,7 @@ class SideEffects:
 
     def store_attr(self, owner, obj, name: str, value) -> None:
         """owner (a value with a source, standing for obj) gets obj.name = value."""
+        self.writes += 1
         self._owners[id(obj)] = obj
         self._attrs[(id(obj), name)] = value
         self._records.setdefault(("attr", id(obj), name), ("attr", owner, name))
@@ -92,6 +96,7 @@ class SideEffects:
 
     def store_source(self, source, value) -> None:
         """An assignable source (a global, a closure cell's contents) gets value."""
+        self.writes += 1
         self._sources[source] = value
         self._records.setdefault(("source", source), ("source", source, None))
 

@@ -75,6 +75,7 @@ def note_writes(graph, target, mutated: list) -> None:
     a new tensor: writing it writes no input."""
     if not mutated:
         return
+    graph.write_count += 1
     name = _name(target)
     todo = [value.node for value in mutated if isinstance(getattr(value, "node", None), torch.fx.Node)]
     written = {_storage_key(value.fake) for value in mutated}
