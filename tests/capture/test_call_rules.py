@@ -103,6 +103,14 @@ def test_copy_deepcopy_is_a_lookaside_and_unbound_container_methods_are_builtins
     assert first_rule(object.__new__).meaning is Meaning.BUILTIN
 
 
+def test_torch_vmap_and_its_implementation_are_lookasides():
+    from torch._functorch.vmap import vmap_impl
+
+    assert first_rule(torch.vmap).meaning is Meaning.LOOKASIDE
+    assert first_rule(torch.func.vmap) is first_rule(torch.vmap)
+    assert first_rule(vmap_impl).meaning is Meaning.LOOKASIDE
+
+
 def test_standard_library_functions_run_natively_unless_pure_helpers():
     assert first_rule(logging.info) == first_rule(json.dumps)
     assert first_rule(logging.info).break_kind == "print_or_io"

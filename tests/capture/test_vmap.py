@@ -299,3 +299,20 @@ def test_a_tensor_made_inside_the_vmapped_function_that_escapes_never_reaches_th
     got = outcome(jit.compile(fn, backend=CountingBackend()), x)
     assert expected[0] == got[0] == "raised"
     assert expected[1][0] is got[1][0]
+
+
+@pytest.mark.parametrize("in_dims", [[0, None], None, ((0, 0), None), ([0, 0], None)],
+                         ids=["list", "none", "nested-tuple", "nested-list-for-a-tuple"])
+def test_in_dims_torch_rejects_raise_as_eager_and_a_matching_nesting_is_captured(in_dims):
+    def fn(pair, w):
+        return torch.vmap(lambda p, v: p[0] * p[1] + v, in_dims=in_dims)(pair, w)
+
+    args = ((randn(4, 3, seed=1), randn(4, 3, seed=2)), randn(3, seed=3))
+    expected = outcome(fn, *args)
+    got = outcome(jit.compile(fn, backend=CountingBackend()), *args)
+    assert got[0] == expected[0]
+    if expected[0] == "raised":
+        assert got[1][0] is expected[1][0]
+    else:
+        torch.testing.assert_close(got[1], expected[1])
+        assert not jit.explain(fn, *args).breaks

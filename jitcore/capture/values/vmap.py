@@ -108,10 +108,11 @@ register_callable(vmap_impl, KNOWN_CALLABLE, CallRule("torch.vmap's implementati
 def _traced_call(state, fn, args, kwargs, options):
     """Trace `fn` into a body and put one run_vmapped node in the current graph; its result rebuilt as `fn`'s."""
     in_dims = options["in_dims"]
-    if not isinstance(in_dims, (tuple, list)):
+    if type(in_dims) is int:
         in_dims = (in_dims,) * len(args)
-    if len(in_dims) != len(args):
-        raise GraphBreak("vmap", f"in_dims has {len(in_dims)} entries for {len(args)} arguments")
+    if type(in_dims) is not tuple or len(in_dims) != len(args):
+        # torch.vmap raises: in_dims is an int or a tuple with one entry per argument
+        raise GraphBreak("vmap", f"in_dims {in_dims!r} for {len(args)} arguments")
     graph = state.graph
     batched = []  # (outer value, dim, body placeholder) of each argument tensor vmap batches
     effects = (state.ctx.side_effects.writes, graph.write_count)
@@ -152,9 +153,7 @@ def _per_example(state, body, value, dim, batched):
         return TensorValue(node, fake)
     items = value.sequence_items()
     if items is not None and value.python_type() in (tuple, list) and dim is not None:
-        dims = dim if isinstance(dim, (tuple, list)) else (dim,) * len(items)
-        if len(dims) != len(items):
-            raise GraphBreak("vmap", "in_dims does not match the structure of an argument")
+        dims = _per_item(dim, value.python_type(), len(items), "in_dims", "an argument")
         inner = [_per_example(state, body, item, d, batched) for item, d in zip(items, dims)]
         return TupleValue(inner) if value.python_type() is tuple else ListValue(inner)
     if dim is not None:
@@ -213,10 +212,18 @@ def _flat_out_dims(out_dims, result) -> list:
             raise GraphBreak("vmap", "out_dims is a sequence for a tensor result")
         return [out_dims]
     items = result.sequence_items()
-    dims = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(items)
-    if len(dims) != len(items):
-        raise GraphBreak("vmap", "out_dims does not match the structure of the result")
+    dims = _per_item(out_dims, result.python_type(), len(items), "out_dims", "the result")
     return [flat for item, dim in zip(items, dims) for flat in _flat_out_dims(dim, item)]
+
+
+def _per_item(dims, kind: type, count: int, name: str, what: str):
+    """The dims of a tuple's or list's items: one int or None for all, or a container of the same type and length
+    (torch's pytree matches the structure of the dims against the values', and raises where they differ)."""
+    if dims is None or type(dims) is int:
+        return (dims,) * count
+    if type(dims) is not kind or len(dims) != count:
+        raise GraphBreak("vmap", f"{name} {dims!r} does not match the structure of {what}")
+    return dims
 
 
 def _lift(body, outputs: list, batched: set) -> list:
