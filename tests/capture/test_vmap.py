@@ -316,3 +316,15 @@ def test_in_dims_torch_rejects_raise_as_eager_and_a_matching_nesting_is_captured
     else:
         torch.testing.assert_close(got[1], expected[1])
         assert not jit.explain(fn, *args).breaks
+
+
+def test_nested_vmap_and_its_gradients_under_inductor():
+    pytest.importorskip("torch._inductor")
+    counting = CountingBackend("inductor")
+    inputs = [randn(3, seed=1), randn(5, seed=2)]
+    expected_out, expected_grads = _grads(nested, inputs, nested)
+    out, grads = _grads(nested, inputs, jit.compile(nested, backend=counting))
+    torch.testing.assert_close(out, expected_out)
+    for got, want in zip(grads, expected_grads):
+        torch.testing.assert_close(got, want)
+    assert counting.graph_count == 1
