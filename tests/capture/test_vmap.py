@@ -328,3 +328,32 @@ def test_nested_vmap_and_its_gradients_under_inductor():
     for got, want in zip(grads, expected_grads):
         torch.testing.assert_close(got, want)
     assert counting.graph_count == 1
+
+
+def test_a_grad_mode_region_inside_the_vmapped_function_is_captured():
+    def fn(x, w):
+        def body(row):
+            with torch.no_grad():
+                scale = (row * w).sum()
+            return row * scale
+        return torch.vmap(body)(x)
+
+    inputs = [randn(4, 3, seed=1), randn(3, seed=2)]
+    expected_out, expected_grads = _grads(fn, inputs, fn)
+    out, grads = _grads(fn, inputs, jit.compile(fn, backend=CountingBackend("aot_eager")))
+    torch.testing.assert_close(out, expected_out)
+    for got, want in zip(grads, expected_grads):
+        torch.testing.assert_close(got, want)
+    assert not jit.explain(fn, *inputs).breaks
+
+
+def test_a_size_of_an_outer_tensor_read_inside_under_dynamic_shapes_equals_eager():
+    # the symbol is an input of the frame's graph, lifted into the body with in_dim None
+    def fn(x, h):
+        n = h.shape[0]
+        return torch.vmap(lambda row: row * h.shape[0])(x) + n
+
+    compiled = jit.compile(fn, backend=CountingBackend(), dynamic=True)
+    for rows, size in [(4, 3), (6, 5)]:
+        x, h = randn(rows, 3, seed=rows), randn(size, seed=size)
+        torch.testing.assert_close(compiled(x, h), fn(x, h))

@@ -36,6 +36,8 @@ from jitcore.capture.values.tensor import TensorValue, wrap_fake_result
 __all__ = ["VmapValue", "run_vmapped"]
 
 _SIGNATURE = inspect.signature(torch.vmap)
+#: what a size node computes: an outer value makes such a node on first use and keeps it (`_lift`)
+_SYMBOLIC = (torch.SymInt, torch.SymFloat, torch.SymBool)
 
 
 def run_vmapped(body, in_dims, out_dims, randomness, chunk_size, *args):
@@ -228,8 +230,9 @@ def _per_item(dims, kind: type, count: int, name: str, what: str):
 
 def _lift(body, outputs: list, batched: set) -> list:
     """Make every node of another graph that the body uses an input of the body (in_dim None), in order; returns
-    the outer nodes. A body node that computes a non-tensor from outer values only breaks: the outer value that
-    made it keeps it (a size node made on first use) and would hand it to the frame's graph."""
+    the outer nodes. A body node that computes a number from outer values only breaks: the outer value that
+    made it keeps it (a size node made on first use) and would hand it to the frame's graph; a tensor or a state
+    switch computed so is the body's own."""
     lifted = {}
     first = next((node for node in body.nodes if node.op != "placeholder"), None)
 
@@ -252,14 +255,9 @@ def _lift(body, outputs: list, batched: set) -> list:
                 node.replace_input_with(arg, inner(arg))
         if any(arg in depends for arg in node.all_input_nodes):
             depends.add(node)
-        elif not isinstance(node.meta.get("example_value"), torch.Tensor) and \
-                not _contains_tensor(node.meta.get("example_value")):
+        elif isinstance(node.meta.get("example_value"), _SYMBOLIC):
             raise GraphBreak("vmap", f"the vmapped function computes {node.name} from values outside it only")
     outputs[:] = [inner(node) if node.graph is not body else node for node in outputs]
     return list(lifted)
 
 
-def _contains_tensor(example) -> bool:
-    if isinstance(example, (tuple, list)):
-        return any(isinstance(item, torch.Tensor) or _contains_tensor(item) for item in example)
-    return False
