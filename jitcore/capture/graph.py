@@ -2,7 +2,8 @@
 
 `GraphBuilder` owns the torch.fx.Graph, the FakeTensorMode, the graph inputs (one placeholder per tensor source) and
 the node creation path: every tensor operation runs once on fake tensors to learn its result's metadata, and the
-result is wrapped back into values. Nothing here runs real compute or mutates real objects.
+result is wrapped back into values. Nothing here runs real compute or mutates real objects. `nested_graph` sends
+operations to the body of a higher-order call for a while (Note [vmap as a nested graph], values/vmap.py).
 """
 from __future__ import annotations
 
