@@ -11,7 +11,7 @@ chunk_size, *args)`, whose fake result is that very call run on fakes; eager, ma
 differentiate) torch.vmap themselves, and a vmap inside `f` nests the same way. The body must be pure tensor work:
 where `f` breaks the graph, raises, mutates an object or a tensor, switches state for good, or computes a size from
 outer values (a node an outer value would keep), the call breaks at the vmap call (kind `vmap`) and runs natively,
-as eager. randomness other than "error" and kwargs that are not Python constants break too.
+as eager. randomness other than "error" and keyword arguments neither tensors nor constants break too.
 A function torch.vmap made before the capture (a module attribute, functorch.vmap's result) is traced up to torch's
 `vmap_impl`, whose call rule does the same.
 Imports capture's breaks and values. Entry points: the call rules of torch.vmap and vmap_impl; `run_vmapped` (the
