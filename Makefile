@@ -18,8 +18,9 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m jitcore demo
 
+# two workers fit the 2-core CI machine; loadgroup keeps each module that shares one expensive fixture on one worker
 test: $(STAMP)
-	$(PY) -m pytest tests -q -p no:cacheprovider
+	$(PY) -m pytest tests -q -p no:cacheprovider -n 2 --dist loadgroup
 
 bench: $(STAMP)
 	$(PY) tools/bench_overhead.py

@@ -3,6 +3,8 @@
 The reset touches jitcore only when a test has imported it, so tests of guards/ and backends/ never load the engine.
 Every test run checks each interpreted instruction's stack effect (config.debug_checks, seeded from JITCORE_DEBUG
 before any test imports jitcore; worker processes inherit it). `JITCORE_DEBUG=0 pytest ...` runs without.
+Under pytest-xdist (`make test` runs two workers) each worker gets an equal share of the machine's cores as torch
+threads, so that the workers do not each start one thread per core.
 """
 
 import os
@@ -13,6 +15,14 @@ os.environ.setdefault("JITCORE_DEBUG", "1")
 import pytest
 
 from tests.support import CountingBackend
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")  # set in each xdist worker before it reads conftests
+    if workers:
+        import torch
+
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(workers)))
 
 
 @pytest.fixture(autouse=True)

@@ -21,6 +21,9 @@ from tools.fuzz_features import ALL_FEATURES, SOUNDNESS_CAMPAIGN_FEATURES, SOUND
 from tools.fuzz_oracle import valid_calls
 from tools.fuzz_programs import generate_fuzz_program
 
+#: under pytest-xdist (`make test`) the module's tests share one worker: the campaign (a module fixture) runs once
+pytestmark = pytest.mark.xdist_group("fuzz_short")
+
 PROGRAMS = int(os.environ.get("JITCORE_FUZZ_PROGRAMS", "150"))
 FIRST_SEED = int(os.environ.get("JITCORE_FUZZ_SEED", "0"))
 JOBS = min(2, os.cpu_count() or 1)

@@ -25,6 +25,9 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 import jitcore as jit
 from jitcore import backends
 
+#: under pytest-xdist (`make test`) the module's tests share one worker: one pair of processes serves every test
+pytestmark = pytest.mark.xdist_group("distributed")
+
 WORLD = 2
 STEPS = 5
 #: a bucket cap above one 32x32 weight (4 KiB) and below it with its bias: each Linear layer is one bucket, in
