@@ -292,32 +292,34 @@ class FrameState:
         stack = self.stack
         depth = len(stack)
         self.jumped = False
-        args = []
         oparg = inst.arg
-        for item in reversed(handler.signature.inputs):
-            n = item.size(oparg)
-            if item.count is None:
-                if n:
-                    args.append(stack.pop())
+        signature = handler.signature
+        inputs = signature.inputs
+        slots, single = signature._layouts.get(oparg) or signature.input_layout(oparg)
+        if single:
+            # every input one slot: the top len(inputs) items, bottom first, are the handler's arguments
+            count = len(slots)
+            args = stack[depth - count:]
+            del stack[depth - count:]
+        else:
+            args = []
+            for item, n in zip(reversed(inputs), reversed(slots)):
+                if item.count is None:
+                    args.append(stack.pop() if n else None)
                 else:
-                    args.append(None)
-            else:
-                if n:
-                    chunk = stack[-n:]
-                    del stack[-n:]
-                else:
-                    chunk = []
-                args.append(chunk)
-        args.reverse()
+                    chunk = stack[len(stack) - n:]
+                    del stack[len(stack) - n:]
+                    args.append(chunk)
+            args.reverse()
         try:
             out = handler.fn(self, inst, *args)
         except BaseException:
             # an instruction that raises leaves its inputs where the handler's depth may still reach them
             # (3.12 WITH_EXCEPT_START keeps exit, lasti, prev and exc below its result): put them back
-            for item, arg in zip(handler.signature.inputs, args):
+            for item, n, arg in zip(inputs, slots, args):
                 if item.count is not None:
                     stack.extend(arg)
-                elif item.size(oparg):
+                elif n:
                     stack.append(arg)
             raise
         if out is not None:

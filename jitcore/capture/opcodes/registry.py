@@ -58,6 +58,8 @@ class Signature:
     text: str
     inputs: tuple
     outputs: tuple
+    #: oparg -> its input layout (`input_layout`), made on first use: the interpreter asks it at every step
+    _layouts: dict = dataclasses.field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def parse(cls, text: str) -> "Signature":
@@ -65,6 +67,17 @@ class Signature:
             raise ValueError(f"stack signature {text!r} needs '--' between inputs and outputs")
         left, right = text.split("--")
         return cls(text, _parse_side(left), _parse_side(right))
+
+    def input_layout(self, oparg) -> tuple:
+        """(slots, all_single) for one oparg: per input (bottom first) its slot count, and whether every input is
+        one slot that is present (the common case, popped as one slice). Cached: the counts are pure functions
+        of oparg, and evaluating them per step costs more than the step's own work."""
+        layout = self._layouts.get(oparg)
+        if layout is None:
+            slots = tuple(item.size(oparg) for item in self.inputs)
+            single = all(item.count is None for item in self.inputs) and all(n == 1 for n in slots)
+            layout = self._layouts[oparg] = (slots, single)
+        return layout
 
     def pops(self, oparg) -> int:
         return sum(item.size(oparg) for item in self.inputs)
