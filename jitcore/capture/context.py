@@ -31,6 +31,13 @@ __all__ = ["CaptureContext"]
 # Trusted (not guarded): torch's and the standard library's own modules do not rebind their globals or shadow
 # builtins; builtin types' dicts never change; a module instance's __class__ and class __bases__ are not reassigned.
 
+# Note [Lookups guarded once]
+# A capture looks the same names up in the same classes and globals over and over (every `self.config` in every
+# layer, every `isinstance` of every call): each lookup's guards are made once per capture. The guards of a
+# lookup depend only on the namespaces' contents, which capture never changes (writes to classes and globals are
+# side effects replayed by the entry, after the graph), so a repeat would make the same checks, which `guard`
+# then drops as duplicates; making them costs a short_repr and a hash each. The first label wins, as it did.
+
 _MAX_INLINE_DEPTH = 48
 _HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement or type(), whose dict can change
 
@@ -48,6 +55,9 @@ class CaptureContext:
         #: (source, check) in the order facts were relied on
         self.guards: list = []
         self._guard_keys: set = set()
+        #: name-resolution facts already guarded (Note [Lookups guarded once]): (id(namespace or class), name,
+        #: id(after)) -> the objects those ids are of, kept alive so that no id is reused meanwhile
+        self._lookups_guarded: dict = {}
         #: source -> Value, so a source wraps once
         self.wrapped: dict = {}
         #: id -> (object, Value, first source) for mutable objects read from sources: one object reached from two
@@ -166,6 +176,8 @@ class CaptureContext:
     def guard_not_global(self, fn_globals: dict, name: str, where: str) -> None:
         """A name resolved to a builtin stays so only while the function's globals do not define it (a module-level
         `len = ...` made later shadows the builtin)."""
+        if self._guarded_once(fn_globals, name, None):
+            return
         self.guard(None, NamespaceEntryMatch(fn_globals, name, ABSENT, label=f"{where}.{name}", owner=fn_globals))
 
     def guard_class_lookup(self, cls: type, name: str, after: type | None = None) -> None:
@@ -173,6 +185,8 @@ class CaptureContext:
         that defines it is the same object, and the classes before it still do not define it (or, when none does,
         still none does). Builtin types cannot change and are not checked. One cheap check per class dict entry
         relied on."""
+        if self._guarded_once(cls, name, after):
+            return
         mro = cls.__mro__
         if after is not None:
             mro = mro[mro.index(after) + 1:]
@@ -185,6 +199,16 @@ class CaptureContext:
                 self.guard(None, NamespaceEntryMatch(table, name, table[name], label=label, owner=klass))
                 return
             self.guard(None, NamespaceEntryMatch(table, name, ABSENT, label=label, owner=klass))
+
+    def _guarded_once(self, owner, name: str, after) -> bool:
+        """Whether this lookup's guards were recorded already in this capture (then nothing to do); records it.
+        Note [Lookups guarded once]."""
+        key = (id(owner), name, id(after))
+        seen = self._lookups_guarded.get(key)
+        if seen is not None and seen[0] is owner and seen[1] is after:
+            return True
+        self._lookups_guarded[key] = (owner, after)
+        return False
 
     def guard_global_module_hooks(self) -> None:
         """Global nn.Module hooks apply to every module call; they must stay empty for inlined forwards to be right."""
