@@ -48,10 +48,12 @@ class Check:
     """One test on one value. Subclasses set `cost` and implement `render`, `explain`, `describe` and `_key`.
 
     Invariants: `render(var, ns)` is true exactly when `explain(value)` is None; checks are immutable values
-    that compare and hash by `_key()`, so a tree can drop a second identical check on one node.
+    that compare and hash by `_key()`, so a tree can drop a second identical check on one node. Being immutable,
+    a check computes its key once (`_identity`): capture, the guard tree and the module-state batch hash each
+    check several times, and a key over a tuple of constants walks every item.
     """
 
-    __slots__ = ()
+    __slots__ = ("_key_once",)
     cost: int = 5
     #: the user's name for what a root check (one that reads no value) tests, in failures
     root_name: str = "module state"
@@ -71,11 +73,19 @@ class Check:
     def _key(self) -> tuple:
         raise NotImplementedError
 
+    def _identity(self) -> tuple:
+        """`_key()`, computed on first use."""
+        try:
+            return self._key_once
+        except AttributeError:
+            key = self._key_once = self._key()
+            return key
+
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and self._key() == other._key()
+        return type(other) is type(self) and self._identity() == other._identity()
 
     def __hash__(self) -> int:
-        return hash((type(self), self._key()))
+        return hash((type(self), self._identity()))
 
     def __repr__(self) -> str:
         return self.describe()
