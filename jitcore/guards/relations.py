@@ -57,15 +57,26 @@ class ShapeRelationMatch(Check):
         for name, value in _namespace().items():
             if name not in ns:
                 ns[name] = value
+        # Note [Sizes read once per relation]
+        reads: dict[tuple[int, str], str] = {}
 
         def sub(match):
             if match.group(1) is not None:
-                return f"{variables[int(match.group(1))]}.{match.group(2)}()[{match.group(3)}]"
+                key = (int(match.group(1)), match.group(2))
+                local = reads.get(key)
+                if local is None:
+                    local = reads[key] = ns.temp("z")
+                return f"{local}[{match.group(3)}]"
             if match.group(4) is not None:
                 return f"{variables[int(match.group(4))]}.storage_offset()"
             return variables[int(match.group(5))]
 
-        return " and ".join(f"({_READ.sub(sub, expr)})" for expr in self.exprs)
+        tests = [f"({_READ.sub(sub, expr)})" for expr in self.exprs]
+        if reads:
+            # a tuple of one or more items is true: the reads run first, then every test reads their locals
+            tests.insert(0, "(" + "".join(f"({local} := {variables[k]}.{kind}()), "
+                                          for (k, kind), local in reads.items()) + ")")
+        return " and ".join(tests)
 
     def render(self, var: str, ns: Namespace) -> str:
         raise TypeError("ShapeRelationMatch reads several values: GuardTree.add_relation, render_many")
@@ -117,3 +128,13 @@ class ShapeRelationMatch(Check):
 
     def _key(self) -> tuple:
         return (self.exprs, self.names)
+
+
+# Note [Sizes read once per relation]
+# The relations of a graph over symbolic sizes name the same few sizes many times: ResNet-18's over an image's
+# height and width hold 53 reads of `x.size()[2]` and `x.size()[3]` (each output size of each stage, bounded and
+# compared with 1). Rendered as written, every one is a `size()` call that builds a new torch.Size, about four
+# fifths of the relation's cost per call. The generated test instead reads each tensor's `size()` and `stride()`
+# once, into a local, before the first relation, and the relations index those locals. Nothing runs between the
+# reads (the tensor's own checks have passed, and the relations only compute on ints), so this is the same test;
+# a read that raises makes the guard miss, as it did before at the relation that read it.
