@@ -164,6 +164,8 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
                  for source in captured.input_sources]
         inputs = ", ".join(loads)
         mutated = [] if graph_is_pure(captured.gm) else mutated_inputs(captured.gm)
+        if mutated and any(_requires_grad(pinned.get(captured.input_sources[i])) for i in mutated):
+            mutated = None  # Note [A pinned input that requires grad]
         sets_grad, sets_other = _global_state_nodes(captured.gm)
         if sets_grad:
             # a grad-mode region left by the exception: Python's `with` puts the mode back on its way out
@@ -255,6 +257,19 @@ def build_entry(captured, compiled_graph, params: tuple, fn_globals: dict, built
 # undone], capture/write_order.py).
 # Global state a graph changes for a region (grad mode) is put back first, as the `with` would on its way out;
 # a graph with autocast regions is not abandoned (their state cannot be put back from here).
+
+# Note [A pinned input that requires grad]
+# An InputSnapshot gives up when an input it would copy requires grad (its autograd history cannot be put back), and
+# the graph's error then reaches the caller as it comes. Whether a parameter or buffer the entry passes as itself
+# (`pinned`: the module-state batch holds it by identity) requires grad is guarded by that batch, so it cannot
+# change between calls of the entry: where one the graph may write requires grad now, the snapshot would give up on
+# every call. The entry then takes none (the same behaviour, without copying the input list on every call: a
+# ResNet in eval mode with in-place ReLUs counts all its ~100 inputs as possibly written).
+
+
+def _requires_grad(obj) -> bool:
+    return isinstance(obj, torch.Tensor) and obj.requires_grad
+
 
 def _global_state_nodes(gm) -> tuple:
     """(sets grad mode, changes other global state: autocast) for the graph's nodes run for their effect."""

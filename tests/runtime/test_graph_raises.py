@@ -352,3 +352,33 @@ def test_grad_mode_region_left_by_a_graph_error_is_closed_as_python_does(countin
         with pytest.raises(IndexError):
             compiled(x, torch.tensor(7))
         assert torch.is_grad_enabled()
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+def test_an_entry_takes_no_snapshot_where_a_pinned_parameter_it_may_write_requires_grad(counting, frozen):
+    # Note [A pinned input that requires grad]: in-place ReLUs make every input possibly written; the parameters'
+    # requires_grad is guarded by the module-state batch, so a snapshot that could never be put back is not taken
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU(inplace=True), torch.nn.Linear(3, 3),
+                                torch.nn.ReLU(inplace=True))
+    model.requires_grad_(not frozen)
+
+    def f(x, idx):
+        return model(x)[idx]
+
+    compiled = jit.compile(f, backend=counting)
+    x = torch.randn(4, 3)
+    with torch.no_grad():
+        assert_same(compiled(x, torch.tensor([1])), f(x, torch.tensor([1])))
+        source = compiled._jitcore_cache.entries[0].run.source
+        assert ("___InputSnapshot" in source) == frozen
+        with pytest.raises(IndexError) as eager_error:
+            f(x, torch.tensor([9]))
+        with pytest.raises(IndexError) as compiled_error:
+            compiled(x, torch.tensor([9]))
+    assert str(eager_error.value) == str(compiled_error.value)
+    model[0].weight.requires_grad_(frozen)  # the batch fails: a new entry, whose snapshot follows the flag
+    with torch.no_grad():
+        assert_same(compiled(x, torch.tensor([2])), f(x, torch.tensor([2])))
+    entries = compiled._jitcore_cache.entries
+    assert len(entries) == 2 and "___InputSnapshot" not in entries[1].run.source  # a parameter requires grad
