@@ -5,6 +5,11 @@ jitcore/torch.compile (time and overhead). Run: `.venv/bin/python tools/bench_ov
 `--past-limit` times frames past their cache limit instead (both at a limit of 8): calls cycling over more
 variants than the limit, where all miss or half hit; the target is no slower than eager (Note [Past the cache
 limit], runtime/cache.py).
+`--dynamic` times the front end alone on entries with dynamic shapes: each row of tools/bench_dynamic.py (ResNet-18
+at batch 1) is swept through its sizes by jitcore and torch.compile, both with a backend whose graphs stop computing
+once the sweep is over (they return the outputs of their last real call), so what is timed at the last size is what
+each front end does per call of the entry that automatic dynamic made: guards, symbolic sizes, arguments, results.
+`--only WORDS` picks rows by name; `--rounds N` alternates N timed rounds of the two.
 This machine is shared and noisy: compare ratios within one run, not absolute figures across runs.
 """
 from __future__ import annotations
@@ -130,6 +135,82 @@ def past_limit(number, repeat) -> int:
     return 0
 
 
+class Frozen:
+    """A backend whose graphs run for real until `freeze()`, then return the outputs of their last real call at
+    once: a steady call costs the front end's work plus one Python call (the same for both compilers)."""
+
+    def __init__(self):
+        self.frozen = [False]
+        self.graphs = 0
+
+    def freeze(self) -> None:
+        self.frozen[0] = True
+
+    def __call__(self, gm, example_inputs):
+        self.graphs += 1
+        frozen, last, forward = self.frozen, [None], gm.forward
+
+        def run(*args):
+            if frozen[0] and last[0] is not None:
+                return last[0]
+            last[0] = out = forward(*args)
+            return out
+
+        return run
+
+
+def dynamic_rows(only: str):
+    """(name, fn, calls, dynamic) for the rows of tools/bench_dynamic.py, ResNet-18 at batch 1."""
+    import tools.bench_dynamic as sweeps  # lazy: the zoo extra's imports come with it
+    for name, make in sweeps.CASES.items():
+        if only and not any(word in name for word in only.split(",")):
+            continue
+        if "training" in name:
+            continue  # backward runs outside the front end: nothing of it is the entry's per-call work
+        try:
+            fn, calls, dynamic = make("cpu")
+        except ImportError as missing:
+            print(f"skipped {name}: {missing.name} is not installed (pip install -e '.[zoo]')")
+            continue
+        if "resnet" in name:
+            calls = [tuple(t[:1] for t in args) for args in calls]
+        yield name, fn, calls, dynamic
+
+
+def dynamic_overhead(number, repeat, rounds, only) -> int:
+    """µs per steady call of the entry automatic dynamic made (or dynamic=True's), compute frozen, both
+    compilers alternated in `rounds` rounds; the best of each."""
+    torch._dynamo.config.cache_size_limit = 64
+    print(f"torch {torch.__version__}, python {sys.version.split()[0]}, {torch.get_num_threads()} threads")
+    header = f"{'dynamic entry, compute frozen':30s} {'graphs j/t':>10s} {'jitcore':>8s} {'torch.c':>8s} " \
+             f"{'ratio':>6s}"
+    print(header)
+    print("-" * len(header))
+    for name, fn, calls, dynamic in dynamic_rows(only):
+        torch._dynamo.reset()
+        jb, tb = Frozen(), Frozen()
+        compiled = jit.compile(fn, backend=jb, dynamic=dynamic, cache_limit=64)
+        reference = torch.compile(fn, backend=tb, dynamic=dynamic)
+        with torch.no_grad():
+            for args in calls:
+                compiled(*args)
+                reference(*args)
+            last = calls[-1]
+            compiled(*last)
+            reference(*last)
+            jb.freeze()
+            tb.freeze()
+            best = [float("inf"), float("inf")]
+            for round_ in range(rounds):
+                order = ((0, compiled), (1, reference)) if round_ % 2 == 0 else ((1, reference), (0, compiled))
+                for index, run in order:
+                    best[index] = min(best[index], per_call(run, last, number, repeat))
+        tj, tt = best
+        print(f"{name:30s} {f'{jb.graphs}/{tb.graphs}':>10s} {tj:8.1f} {tt:8.1f} {tj / tt:6.2f}")
+    print("µs per call with the graphs' compute frozen (the front end's work alone); ratio: jitcore / torch.compile")
+    return 0
+
+
 def per_call(fn, args, number, repeat) -> float:
     fn(*args)
     gc.collect()
@@ -148,9 +229,18 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--past-limit", action="store_true", help="time frames past their cache limit")
+    parser.add_argument("--dynamic", action="store_true",
+                        help="time the front end alone on dynamic-shape entries (bench_dynamic's rows)")
+    parser.add_argument("--only", default="", help="with --dynamic: comma-separated words of row names")
+    parser.add_argument("--rounds", type=int, default=6, help="with --dynamic: alternating timed rounds")
+    parser.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: torch's default)")
     args = parser.parse_args(argv)
     number, repeat = (500, 3) if args.quick else (2000, 7)
     warnings.filterwarnings("ignore")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if args.dynamic:
+        return dynamic_overhead(number // 10, 3, args.rounds, args.only)
     if args.past_limit:
         return past_limit(number // 10 or 1, repeat)
     torch._dynamo.config.cache_size_limit = 64
