@@ -432,12 +432,37 @@ _RNG_WORDS = ("rand", "dropout", "bernoulli", "multinomial", "normal", "poisson"
               "exponential", "cauchy", "geometric", "uniform", "sample", "shuffle")
 
 
+#: dropouts that draw only in training mode: function -> (position, keyword) of that flag. Called with it False
+#: (a model in eval mode: BERT's and GPT-2's dropouts) they return their input, drawing nothing
+_DRAWS_IF_TRAINING = {torch.nn.functional.dropout: (2, "training"), torch.nn.functional.dropout1d: (2, "training"),
+                      torch.nn.functional.dropout2d: (2, "training"), torch.nn.functional.dropout3d: (2, "training"),
+                      torch.nn.functional.alpha_dropout: (2, "training"),
+                      torch.nn.functional.feature_alpha_dropout: (2, "training"), torch.dropout: (2, "train"),
+                      torch.alpha_dropout: (2, "train"), torch.feature_dropout: (2, "train"),
+                      torch.feature_alpha_dropout: (2, "train")}
+
+
+def _not_training(node) -> bool:
+    """A dropout called with its training flag the constant False (an omitted flag counts as drawing)."""
+    try:
+        rule = _DRAWS_IF_TRAINING.get(node.target)
+    except TypeError:  # an unhashable target
+        return False
+    if rule is None:
+        return False
+    index, keyword = rule
+    flag = node.kwargs[keyword] if keyword in node.kwargs else node.args[index] if index < len(node.args) else None
+    return flag is False
+
+
 def graph_uses_rng(gm) -> bool:
     """Some node may draw from a random number generator (by name: conservative, a false positive costs one
-    generator-state copy per call of a graph that raises nothing)."""
+    generator-state copy per call of a graph that raises nothing; a dropout outside training draws nothing)."""
     if gm is None:
         return False
     for node in gm.graph.nodes:
+        if node.op == "call_function" and _not_training(node):
+            continue
         if node.op == "call_module":
             name = type(gm.get_submodule(node.target)).__name__
         elif node.op in ("call_function", "call_method"):

@@ -323,6 +323,12 @@ def test_graph_is_pure_sees_every_way_of_writing_in_place():
     assert graph_is_pure(graph_of(lambda x: F.embedding(x.long(), weight)))
     assert not graph_uses_rng(graph_of(lambda x: x * 2))
     assert graph_uses_rng(graph_of(lambda x: F.dropout(x, 0.5) + torch.rand_like(x)))
+    # a dropout outside training returns its input: it draws nothing (eval-mode transformers call it per layer)
+    assert not graph_uses_rng(graph_of(lambda x: F.dropout(x, 0.1, False) + F.dropout(x, 0.2, training=False)))
+    assert not graph_uses_rng(graph_of(lambda x: torch.dropout(x, 0.1, False) * 2))
+    assert graph_uses_rng(graph_of(lambda x: F.dropout(x, 0.1, True) * 2))
+    assert graph_uses_rng(graph_of(lambda x: F.dropout(x, 0.1, False) + F.dropout(x, 0.1, training=True)))
+    assert graph_uses_rng(graph_of(lambda x: F.dropout1d(x.view(1, 1, 3), 0.1)))
     assert mutated_inputs(graph_of(lambda x: x[torch.tensor([0])] + 1)) == []
     assert mutated_inputs(graph_of(lambda x: (x * 2).mul_(2) + 1)) == [0]
     assert mutated_inputs(graph_of(lambda x: x.t_() + 1)) is None
