@@ -18,6 +18,7 @@ import argparse
 import gc
 import os
 import sys
+import time
 import timeit
 import warnings
 
@@ -180,12 +181,8 @@ def dynamic_rows(only: str):
 def dynamic_overhead(number, repeat, rounds, only) -> int:
     """µs per steady call of the entry automatic dynamic made (or dynamic=True's), compute frozen, both
     compilers alternated in `rounds` rounds; the best of each."""
-    torch._dynamo.config.cache_size_limit = 64
-    print(f"torch {torch.__version__}, python {sys.version.split()[0]}, {torch.get_num_threads()} threads")
-    header = f"{'dynamic entry, compute frozen':30s} {'graphs j/t':>10s} {'jitcore':>8s} {'torch.c':>8s} " \
-             f"{'ratio':>6s}"
-    print(header)
-    print("-" * len(header))
+    _print_header(f"{'dynamic entry, compute frozen':30s} {'graphs j/t':>10s} {'jitcore':>8s} {'torch.c':>8s} "
+                  f"{'ratio':>6s}")
     for name, fn, calls, dynamic in dynamic_rows(only):
         torch._dynamo.reset()
         jb, tb = Frozen(), Frozen()
@@ -204,17 +201,25 @@ def dynamic_overhead(number, repeat, rounds, only) -> int:
             for round_ in range(rounds):
                 order = ((0, compiled), (1, reference)) if round_ % 2 == 0 else ((1, reference), (0, compiled))
                 for index, run in order:
-                    best[index] = min(best[index], per_call(run, last, number, repeat))
+                    best[index] = min(best[index], per_call(run, last, number, repeat, time.process_time))
         tj, tt = best
         print(f"{name:30s} {f'{jb.graphs}/{tb.graphs}':>10s} {tj:8.1f} {tt:8.1f} {tj / tt:6.2f}")
-    print("µs per call with the graphs' compute frozen (the front end's work alone); ratio: jitcore / torch.compile")
+    print("CPU µs per call (process time: less disturbed by a shared machine) with the graphs' compute frozen (the "
+          "front end's work alone); ratio: jitcore / torch.compile")
     return 0
 
 
-def per_call(fn, args, number, repeat) -> float:
+def per_call(fn, args, number, repeat, timer=time.perf_counter) -> float:
     fn(*args)
     gc.collect()
-    return min(timeit.repeat(lambda: fn(*args), number=number, repeat=repeat)) / number * 1e6
+    return min(timeit.repeat(lambda: fn(*args), number=number, repeat=repeat, timer=timer)) / number * 1e6
+
+
+def _print_header(header: str) -> None:
+    torch._dynamo.config.cache_size_limit = 64
+    print(f"torch {torch.__version__}, python {sys.version.split()[0]}, {torch.get_num_threads()} threads")
+    print(header)
+    print("-" * len(header))
 
 
 def target_met(oj: float, ot: float, tj: float, tt: float) -> bool:
@@ -243,12 +248,8 @@ def main(argv=None) -> int:
         return dynamic_overhead(number // 10, 3, args.rounds, args.only)
     if args.past_limit:
         return past_limit(number // 10 or 1, repeat)
-    torch._dynamo.config.cache_size_limit = 64
-    print(f"torch {torch.__version__}, python {sys.version.split()[0]}, {torch.get_num_threads()} threads")
-    header = f"{'workload':28s} {'eager':>8s} {'jitcore':>8s} {'torch.c':>8s} {'jit-eag':>8s} {'tc-eag':>8s} " \
-             f"{'time ratio':>10s} {'ovh ratio':>9s}  target"
-    print(header)
-    print("-" * len(header))
+    _print_header(f"{'workload':28s} {'eager':>8s} {'jitcore':>8s} {'torch.c':>8s} {'jit-eag':>8s} {'tc-eag':>8s} "
+                  f"{'time ratio':>10s} {'ovh ratio':>9s}  target")
     jit_times = {}
     with torch.no_grad():
         for name, fn, call_args, warm in workloads():
