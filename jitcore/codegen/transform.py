@@ -442,6 +442,26 @@ _DRAWS_IF_TRAINING = {torch.nn.functional.dropout: (2, "training"), torch.nn.fun
                       torch.feature_alpha_dropout: (2, "train")}
 
 
+#: ops that draw when their `dropout_p` is not 0 (attention's own dropout): function -> position of dropout_p
+_DRAWS_IF_DROPOUT_P = {torch.nn.functional.scaled_dot_product_attention: 4}
+
+
+def _draws_by_dropout_p(node) -> bool:
+    """An op that takes a `dropout_p` (scaled_dot_product_attention, say) called with anything but the constant 0:
+    its name says nothing of dropout, its argument does."""
+    if "dropout_p" in node.kwargs:
+        p = node.kwargs["dropout_p"]
+    else:
+        try:
+            index = _DRAWS_IF_DROPOUT_P.get(node.target)
+        except TypeError:  # an unhashable target
+            return False
+        if index is None or index >= len(node.args):
+            return False
+        p = node.args[index]
+    return not (type(p) in (int, float) and p == 0)
+
+
 def _not_training(node) -> bool:
     """A dropout called with its training flag the constant False (an omitted flag counts as drawing)."""
     try:
@@ -463,6 +483,8 @@ def graph_uses_rng(gm) -> bool:
     for node in gm.graph.nodes:
         if node.op == "call_function" and _not_training(node):
             continue
+        if node.op == "call_function" and _draws_by_dropout_p(node):
+            return True
         if node.op == "call_module":
             name = type(gm.get_submodule(node.target)).__name__
         elif node.op in ("call_function", "call_method"):

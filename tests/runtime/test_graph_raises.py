@@ -331,6 +331,12 @@ def test_graph_is_pure_sees_every_way_of_writing_in_place():
     assert graph_uses_rng(graph_of(lambda x: F.dropout(x, 0.1, True) * 2))
     assert graph_uses_rng(graph_of(lambda x: F.dropout(x, 0.1, False) + F.dropout(x, 0.1, training=True)))
     assert graph_uses_rng(graph_of(lambda x: F.dropout1d(x.view(1, 1, 3), 0.1)))
+    # attention's own dropout draws by its dropout_p, whatever the op's name says
+    q = torch.randn(1, 2, 4, 8)
+    assert graph_uses_rng(graph_of(lambda x: F.scaled_dot_product_attention(q, q, q, dropout_p=0.1) + x.sum()))
+    assert graph_uses_rng(graph_of(lambda x: F.scaled_dot_product_attention(q, q, q, None, 0.3) + x.sum()))
+    assert not graph_uses_rng(graph_of(lambda x: F.scaled_dot_product_attention(q, q, q, dropout_p=0.0) + x.sum()))
+    assert not graph_uses_rng(graph_of(lambda x: F.scaled_dot_product_attention(q, q, q) + x.sum()))
     assert mutated_inputs(graph_of(lambda x: x[torch.tensor([0])] + 1)) == []
     assert mutated_inputs(graph_of(lambda x: (x * 2).mul_(2) + 1)) == [0]
     assert mutated_inputs(graph_of(lambda x: x.t_() + 1)) is None
