@@ -114,6 +114,11 @@ _kind("vmap", "a torch.vmap call whose function cannot be traced as one pure gra
       "state, or uses options jitcore does not model), so the vmapped call runs in Python",
       "keep the vmapped function to tensor operations on its arguments and closures; move prints and mutations out",
       here="keep the function {where} vmaps to tensor operations; move prints and mutations out of it")
+_kind("context_var", "a ContextVar.set() whose token Python needs after the graph (at a later break, returned or "
+      "stored) runs in Python, so that the token is the real one",
+      "reset the variable inside the compiled function (try/finally around the code that reads it), or keep the "
+      "token out of what the function returns and stores",
+      here="keep the token of this set() inside {where}: reset it there, before any call that breaks the graph")
 _kind("unsupported_output", "the function returns a value jitcore cannot rebuild",
       "return tensors, Python constants, or tuples/lists/dicts of them")
 
@@ -166,6 +171,10 @@ class GraphBreak(Exception):
         #: break as such, a tensor's truth. Set only where raising is the operation's first step (Note [A break
         #: at an untouched instruction], capture/frame.py); None: unknown
         self.untouched = untouched
+        #: capture must stop at an earlier root-frame instruction than the break it was replaying to
+        #: (`root_offset`/`root_visit`): a ContextVar token made there is needed after the graph (Note [Context
+        #: variables], capture/values/context_vars.py)
+        self.earlier = False
 
     @classmethod
     def raises(cls, exc_type: type, message: str = "", args: tuple | None = None) -> "GraphBreak":

@@ -26,6 +26,7 @@ from jitcore.capture.interpreter import FrameState, StopCapture
 from jitcore.capture.shapes import DYNAMIC_DIMS
 from jitcore.capture.sources import ArrayTensorSource, ModuleDictSource
 from jitcore.capture.values.base import Value
+from jitcore.capture.values.context_vars import escaping_token
 from jitcore.capture.values.symint import SymIntValue
 from jitcore.capture.values.tensor import TensorValue
 
@@ -128,17 +129,23 @@ def _capture(attempt, code) -> Captured:
 
 
 def _find_and_replay(attempt, compiling: bool) -> Captured:
-    """The first attempt finds the break; a second replays up to it (Note [A break at an untouched instruction])."""
+    """The first attempt finds the break; a second replays up to it (Note [A break at an untouched instruction]).
+    A replay may ask to stop earlier still (`GraphBreak.earlier`: a ContextVar token needed after the graph),
+    always at an instruction before the last stop, so the attempts end."""
     try:
         return _attempt(*attempt, compiling, None)
     except GraphBreak as brk:
-        offset = brk.root_offset
-        if offset is None:
-            raise
+        found = brk
+    if found.root_offset is None:
+        raise found
+    stop = found
+    while True:
         try:
-            return _attempt(*attempt, compiling, (offset, brk.root_visit, brk))
-        except GraphBreak:
-            raise brk from None
+            return _attempt(*attempt, compiling, (stop.root_offset, stop.root_visit, stop))
+        except GraphBreak as again:
+            if not again.earlier or (again.root_offset, again.root_visit) == (stop.root_offset, stop.root_visit):
+                raise found from None
+            stop = again
 
 
 def _attempt(code, fn_globals, closure, args, fn_name, start, paths, shape_choice, autograd_backend,
@@ -150,7 +157,6 @@ def _attempt(code, fn_globals, closure, args, fn_name, start, paths, shape_choic
     ctx.graph.autograd_backend = autograd_backend
     if stop is not None:
         ctx.stop_at = stop[:2]
-        ctx.count_visits = False
     else:
         ctx.stop_untouched = True
     break_point = None
@@ -179,6 +185,13 @@ def _attempt(code, fn_globals, closure, args, fn_name, start, paths, shape_choic
         # an argument never read is still its source (not a value): it reaches no graph output
         roots = [*break_point.stack, *[v for v in break_point.locals.values() if isinstance(v, Value)],
                  *break_point.cells.values()]
+    token = escaping_token([*roots, *ctx.side_effects.values()])
+    if token is not None:
+        earlier = GraphBreak("context_var", f"ContextVar {token.var.obj.name!r}")
+        earlier.root_offset, earlier.root_visit = token.origin
+        earlier.earlier = True
+        earlier.location = token.location
+        raise earlier
     outputs = _graph_outputs([*roots, *ctx.side_effects.values()])
     graph = ctx.graph
     graph.prune_inputs(set())

@@ -10,13 +10,14 @@ import dataclasses
 import functools
 
 from jitcore.guards.arrays import array_tensor
+from jitcore.guards.context_vars import current_value
 from jitcore.guards.iterators import iterator_state, remaining_items
 from jitcore.guards.tree import Held
 
 __all__ = ["Source", "LocalSource", "GlobalSource", "ModuleGlobalSource", "BuiltinSource", "CellSource",
            "CellObjectSource",
            "AttrSource", "ItemSource", "DictItemSource", "ModuleDictSource", "IteratorRestSource",
-           "IteratorStateSource", "HeldSource", "ArrayTensorSource", "TensorSizeSource"]
+           "IteratorStateSource", "HeldSource", "ArrayTensorSource", "TensorSizeSource", "ContextVarValueSource"]
 
 
 class Source:
@@ -288,6 +289,24 @@ class ArrayTensorSource(Source):
 
     def emit(self, codegen):
         return f"{codegen.constant_object(array_tensor, 'from_numpy')}({self.base.emit(codegen)})"
+
+
+@dataclasses.dataclass(frozen=True, eq=True)
+class ContextVarValueSource(Source):
+    """The value the ContextVar at `base` holds in the running context when the call starts (guards.context_vars
+    .current_value: UNSET when it holds none), read without raising."""
+    base: Source
+
+    @property
+    def path(self):
+        return self.base.path + (("ctxvar", 0),)
+
+    @property
+    def user_name(self):
+        return f"{self.base.user_name}.get()"
+
+    def emit(self, codegen):
+        return f"{codegen.constant_object(current_value, 'ctxvar')}({self.base.emit(codegen)})"
 
 
 @dataclasses.dataclass(frozen=True, eq=True)

@@ -17,6 +17,7 @@ from jitcore.guards.arrays import array_tensor
 from jitcore.guards.checks import Check, DictKeysMatch, LengthMatch, Relation, TypeMatch
 from jitcore.guards.render import Namespace, constant_source
 from jitcore.guards.iterators import iterator_state, remaining_items
+from jitcore.guards.context_vars import current_value
 from jitcore.guards.tree import GuardNode, GuardTree, default_user_name, read_step
 
 __all__ = ["GuardFunction", "compile_tree"]
@@ -415,6 +416,8 @@ class _Codegen:
             return f"{self._ns.constant(array_tensor, 'from_numpy')}({base})"
         if kind == "size":
             return f"{base}.size({key!r})"
+        if kind == "ctxvar":
+            return f"{self._ns.constant(current_value, 'ctxvar')}({base})"
         getitem = self._ns.constant(dict.__getitem__, "dict_getitem")
         return f"{getitem}({base}, {constant_source(key, self._ns, 'key')})"
 

@@ -1,7 +1,7 @@
 """The guard tree: one node per access path from a frame, leaf checks on the nodes, root checks on the root.
 
 A path is a tuple of plain steps, the only thing guards/ knows about where a value lives (see Note [Access
-steps]). Imports the standard library, guards.checks, guards.iterators and guards.arrays only; never jitcore or bytecode.
+steps]). Imports the standard library, guards.checks, guards.iterators, guards.arrays and guards.context_vars only; never jitcore or bytecode.
 Entry points: GuardTree (add, add_root, checks, pretty), count_checks, read_step, default_user_name.
 """
 
@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from jitcore.guards.arrays import array_tensor
 from jitcore.guards.checks import Check, Relation
+from jitcore.guards.context_vars import current_value
 from jitcore.guards.iterators import iterator_state, remaining_items
 
 __all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "Held", "GuardTree", "count_checks", "default_user_name", "read_step"]
@@ -38,8 +39,10 @@ __all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "Held", "GuardTree", "count
 #                      (an int), whether a zip is strict ("strict")
 #   ("size", dim)      obj.size(dim): a tensor's size, handed to a graph as a SymInt input
 #   ("from_numpy", 0)  the tensor sharing a NumPy array's memory (guards/arrays.array_tensor), checked like a tensor
+#   ("ctxvar", 0)      a ContextVar's value in the running context, or guards/context_vars.UNSET when it has none
+#                      (guards/context_vars.current_value)
 ROOT_STEPS = frozenset({"local", "global", "builtin", "cell", "cellobj", "module", "held"})
-CHILD_STEPS = frozenset({"attr", "item", "dictitem", "rest", "iterstate", "from_numpy", "size"})
+CHILD_STEPS = frozenset({"attr", "item", "dictitem", "rest", "iterstate", "from_numpy", "size", "ctxvar"})
 
 _dict_getitem = dict.__getitem__
 
@@ -80,6 +83,8 @@ def read_step(base: object, step: tuple) -> object:
         return array_tensor(base)
     if kind == "size":
         return base.size(key)
+    if kind == "ctxvar":
+        return current_value(base)
     raise ValueError(f"unknown child step {step!r}")
 
 
@@ -91,7 +96,7 @@ def default_user_name(path: tuple) -> str:
     name = {"local": str(key), "global": f"G.{key}", "builtin": f"builtins.{key}", "cell": f"cell {key}",
             "cellobj": f"cell object {key}", "module": str(key), "held": repr(key)}[kind]
     for kind, key in path[1:]:
-        name += f".{key}" if kind == "attr" else f"({kind})" if kind in ("rest", "from_numpy") else f"({key})" if kind == "iterstate" \
+        name += f".{key}" if kind == "attr" else f"({kind})" if kind in ("rest", "from_numpy", "ctxvar") else f"({key})" if kind == "iterstate" \
             else f".size({key})" if kind == "size" else f"[{key!r}]"
     return name
 

@@ -8,6 +8,7 @@ installs the guard that the kind relies on (a tensor's metadata, a constant's va
 from __future__ import annotations
 
 import collections
+import contextvars
 import enum
 import functools
 import os
@@ -48,6 +49,7 @@ from jitcore.capture.values.wrapping import wrap, install
 from jitcore.capture.values.symint import make_dynamic_int
 from jitcore.capture.values.dict_object import DictObjectValue
 from jitcore.capture.values.environ import EnvironValue
+from jitcore.capture.values.context_vars import wrap_context_var
 from jitcore.capture.values.iterator_input import ITERATOR_INPUT_TYPES, wrap_iterator
 
 __all__ = ["wrap", "Value", "NOT_CONSTANT", "NULL", "NullValue", "const", "claimed_types"]
@@ -326,6 +328,15 @@ _BY_TYPE.update(dict.fromkeys(ITERATOR_INPUT_TYPES, _wrap_iterator))
 _BY_TYPE[type(os.environ)] = _wrap_environ
 
 
+def _wrap_context_var(state, value, source):
+    """A ContextVar from a source: its get/set/reset are modelled (Note [Context variables],
+    values/context_vars.py); one without a source stays opaque."""
+    return wrap_context_var(state, value, source) if source is not None else _wrap_opaque(state, value, source)
+
+
+_BY_TYPE[contextvars.ContextVar] = _wrap_context_var
+
+
 def _wrap_getter(state, value, source):
     """operator.itemgetter / attrgetter / methodcaller passed in: immutable, so one made with the same constant
     arguments behaves the same (ReduceMatch: a new getter per call does not recompile); else by identity."""
@@ -388,7 +399,7 @@ _BY_TYPE[collections.deque] = _wrap_deque
 
 #: wrappers of objects that can change in place: one such object read from two sources is one value (guarded `is`)
 _MUTABLE_KINDS = frozenset({_wrap_tensor, _wrap_list, _wrap_dict, _wrap_opaque, _wrap_module, _wrap_set,
-                            _wrap_deque, _wrap_iterator, _wrap_array})
+                            _wrap_deque, _wrap_iterator, _wrap_array, _wrap_context_var})
 
 
 def _identity_kind(wrapper, source, ctx):
@@ -398,6 +409,9 @@ def _identity_kind(wrapper, source, ctx):
     the module state; captured by structure, neither is pinned, so they are kept distinct like any input."""
     if wrapper not in _MUTABLE_KINDS:
         return None
+    if wrapper is _wrap_context_var:
+        # guarded by identity: one value for the variable however it is reached, so its changes are one log
+        return "same"
     if (wrapper is _wrap_module or isinstance(source, ModuleDictSource)) and not ctx.by_structure(source):
         return "same"
     return "distinct"
