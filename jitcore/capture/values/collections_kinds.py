@@ -5,7 +5,8 @@ OrderedDict and defaultdict are dicts (mapping.DictValue) with their own methods
 Modules/_collectionsmodule.c). Made inside the function or passed in; one passed in replays its mutations like a
 dict (clear + update keep its type, its factory and, for OrderedDict, the new order). A deque made inside the
 function is a list with a maxlen and the deque methods. Counter is a Python class over dict (inlined like any dict
-subclass); its C helper `_count_elements` is a rule here.
+subclass); its C helper `_count_elements` is a rule here. `__reduce_ex__` of the three is modelled, so
+copy.deepcopy of them is traced.
 """
 from __future__ import annotations
 
@@ -26,6 +27,18 @@ from jitcore.capture.values.wrapping import wrap
 __all__ = ["OrderedDictValue", "DefaultDictValue", "DequeValue", "dict_items_from"]
 
 
+def _reduce_ex(state, cls, new_args: list, items, dict_items: bool, args, kwargs):
+    """`__reduce_ex__(protocol)` of an exact deque, OrderedDict or defaultdict, as its C `__reduce__` builds it
+    (deque_reduce, odict_reduce, defdict_reduce) for every protocol: (type, constructor arguments, no state, then the
+    items as an iterator: a deque's in the list-items slot, a dict's pairs in the dict-items slot). What
+    copy.deepcopy and copy.copy rebuild it from (copy._reconstruct)."""
+    if len(args) != 1 or kwargs or type(args[0].constant()) is not int:
+        raise GraphBreak("unsupported_call", f"{cls.__name__}.__reduce_ex__ with these arguments")
+    iterator = call(state, iter, [items], {})
+    tail = [const(None), iterator] if dict_items else [iterator]
+    return TupleValue([wrap(state, cls, None), TupleValue(new_args), const(None), *tail])
+
+
 class _TypedDictValue(DictValue):
     """A dict of a builtin dict subclass whose passed-in instances replay mutations as dicts do."""
 
@@ -34,6 +47,20 @@ class _TypedDictValue(DictValue):
     def _mutable(self, state, what):
         if self.source is not None:
             state.ctx.side_effects.container_mutated(self)
+
+    def _constructor_args(self) -> list:
+        return []
+
+    def getattr(self, state, name):
+        if name == "__reduce_ex__":
+            return MethodCallValue(self, name, builtin=True)
+        return super().getattr(state, name)
+
+    def builtin_call_method(self, state, name, args, kwargs):
+        if name == "__reduce_ex__":
+            pairs = super().builtin_call_method(state, "items", [], {})
+            return _reduce_ex(state, self.python_type(), self._constructor_args(), pairs, True, args, kwargs)
+        return super().builtin_call_method(state, name, args, kwargs)
 
 
 class OrderedDictValue(_TypedDictValue):
@@ -92,6 +119,9 @@ class DefaultDictValue(_TypedDictValue):
         if name == "default_factory":
             return self.factory if self.factory is not None else const(None)
         return super().getattr(state, name)
+
+    def _constructor_args(self) -> list:
+        return [self.factory] if self.factory is not None else []
 
     def getitem(self, state, key):
         if self.factory is None or self.contains(state, key).constant():
@@ -212,6 +242,8 @@ class DequeValue(ListValue):
     def getattr(self, state, name):
         if name == "maxlen":
             return const(self.maxlen)
+        if name == "__reduce_ex__":
+            return MethodCallValue(self, name)
         return super().getattr(state, name)
 
     def getitem(self, state, key):
@@ -264,6 +296,9 @@ class DequeValue(ListValue):
             return const(None)
         if name == "copy" and not args:
             return DequeValue(items, self.maxlen)
+        if name == "__reduce_ex__":
+            new_args = [] if self.maxlen is None else [TupleValue([]), const(self.maxlen)]
+            return _reduce_ex(state, collections.deque, new_args, self, False, args, kwargs)
         result = super().call_method(state, name, args, kwargs)
         if name in ("append", "extend", "insert"):
             self._trim(left=True)
