@@ -34,6 +34,28 @@ SIZE_SOURCE = "jitcore_size_source"
 _DATA_DEPENDENT = (DataDependentOutputException, DynamicOutputShapeException)
 
 
+# Note [A tensor used as a number]
+# Eager torch reads a one-element integer tensor inside a size or padding list as its number (`__index__`, so
+# `F.interpolate(x, size=(h, w))` and `F.pad(x, (0, width - w))` with 0-d tensors h, w run). A fake tensor has no
+# number to give, so the op fails on fakes: that is the op needing tensor data, as `.item()` does, and torch.compile
+# breaks there too. When an op fails on fakes and a list or tuple argument holds a 0-d integer tensor, the break is
+# reported as `data_dependent` (the call runs in Python at the break either way); a 0-d tensor in a list is
+# ordinary elsewhere (`torch.stack([a, b])`), so only a failure is classified so, never a call in advance.
+
+
+def _tensor_as_number(args) -> bool:
+    """Whether a list or tuple among `args` (nested) holds a 0-d integer tensor."""
+    stack = [a for a in args if isinstance(a, (list, tuple))]
+    while stack:
+        for item in stack.pop():
+            if isinstance(item, (list, tuple)):
+                stack.append(item)
+            elif isinstance(item, torch.Tensor) and item.dim() == 0 and not item.is_floating_point() \
+                    and not item.is_complex():
+                return True
+    return False
+
+
 def _map(values, fn):
     """Apply fn to Values inside the (nested) containers of plain Python args."""
     if isinstance(values, (list, tuple)):
@@ -245,6 +267,11 @@ class GraphBuilder:
         except GraphBreak:
             raise
         except Exception as exc:
+            if _tensor_as_number(args) or _tensor_as_number(list(kwargs.values())):
+                # Note [A tensor used as a number]
+                raise GraphBreak("data_dependent", f"{_name(fn)} takes a one-element tensor where it needs a "
+                                                   "number (a size, a padding): its value", hint="call",
+                                 hint_fields={"call": f"{_name(fn)}()"}) from None
             raise GraphBreak("fake_tensor_error", f"{_name(fn)}: {type(exc).__name__}: {exc}") from None
 
     def create_node(self, op: str, target, args: tuple, kwargs: dict, fake_result):
