@@ -85,6 +85,13 @@ def returns_token(x):
     return x + 1, _collector.set(None)
 
 
+def mutate_old_after_set(x):
+    old = _collector.get()
+    _collector.set([x * 3])
+    old.append(x + 1)
+    return _collector.get()[0] + len(old)
+
+
 def _run(fn, *args):
     backend = CountingBackend()
     compiled = jit.compile(fn, backend=backend)
@@ -119,6 +126,20 @@ def test_set_is_replayed_and_get_after_set_answers_the_new_value():
     torch.testing.assert_close(got, want)
     torch.testing.assert_close(ctx_jit.run(_collector.get)[0], ctx_eager.run(_collector.get)[0])
     assert _collector.get() is None
+    assert backend.graph_count == 1
+
+
+def test_write_to_the_old_value_after_set_reaches_the_old_value():
+    compiled, backend = _run(mutate_old_after_set)
+    x = torch.randn(3)
+    eager_bucket, jit_bucket = [], []
+    want = contextvars.copy_context().run(lambda: (_collector.set(eager_bucket), mutate_old_after_set(x),
+                                                   _collector.get())[1:])
+    got = contextvars.copy_context().run(lambda: (_collector.set(jit_bucket), compiled(x), _collector.get())[1:])
+    torch.testing.assert_close(got[0], want[0])
+    torch.testing.assert_close(got[1][0], want[1][0])
+    assert len(jit_bucket) == len(eager_bucket) == 1
+    torch.testing.assert_close(jit_bucket[0], eager_bucket[0])
     assert backend.graph_count == 1
 
 

@@ -80,7 +80,10 @@ class ContextVarValue(KnownObjectValue):
     `log` the operations to replay: ("set", value, token) and ("reset", token)."""
 
     __slots__ = ("current", "log", "effects")
-    replay_first = replay_last = False
+    replay_first = False
+    # after every other write-back: a container read through the variable (`var.get()["k"] = v`) is written through
+    # its source, which must still answer what the variable held when the call started
+    replay_last = True
 
     def __init__(self, state, obj, source):
         super().__init__(obj, source)
