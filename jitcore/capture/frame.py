@@ -235,9 +235,11 @@ def _guard_storage_overlaps(ctx, graph, by_node) -> None:
         return
     others = [(s, place) for s, place in tensors if s != own_source]
     own = next(place for s, place in tensors if s == own_source)
-    pattern = storage_pattern([*(place for _, place in others), own])
+    written_sources = {by_node[node][0] for node in written}
+    indices = {i for i, (s, _) in enumerate(others) if s in written_sources} | {len(others)}
+    pattern = storage_pattern([*(place for _, place in others), own], indices)
     ctx.guard(own_source, StorageOverlapMatch([s.path for s, _ in others], [s.user_name for s, _ in others],
-                                              pattern))
+                                              pattern, indices))
 
 
 def _graph_outputs(roots) -> list:

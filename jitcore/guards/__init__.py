@@ -30,7 +30,7 @@ from jitcore.guards.checks import (
     SameObject,
     TypeMatch,
 )
-from jitcore.guards.torch_checks import (BatchIdentityMatch, GlobalStateMatch, StorageOffsetMatch,
+from jitcore.guards.torch_checks import (BatchIdentityMatch, GlobalStateMatch, StorageOffsetMatch, UnitStrideMatch,
                                          StorageOverlapMatch, TensorMatch)
 from jitcore.guards.relations import ShapeRelationMatch
 from jitcore.guards.arrays import ArrayMatch, MemoryDisjointMatch
@@ -72,6 +72,7 @@ __all__ = [
     "SameObject",
     "ShapeRelationMatch",
     "StorageOffsetMatch",
+    "UnitStrideMatch",
     "StorageOverlapMatch",
     "TensorMatch",
     "TypeMatch",

@@ -16,7 +16,7 @@ import torch
 from jitcore.guards.checks import Check, Relation, _value_key, same_value
 from jitcore.guards.render import Namespace, distinct_type_names, literal, short_repr, type_name
 
-__all__ = ["TensorMatch", "StorageOffsetMatch", "StorageOverlapMatch", "storage_pattern", "GlobalStateMatch", "BatchIdentityMatch"]
+__all__ = ["TensorMatch", "StorageOffsetMatch", "UnitStrideMatch", "StorageOverlapMatch", "storage_pattern", "GlobalStateMatch", "BatchIdentityMatch"]
 
 
 class BatchIdentityMatch(Check):
@@ -342,7 +342,9 @@ class TensorMatch(Check):
         self.sizes = tuple(None if dim in dynamic_dims else size for dim, size in enumerate(example.size()))
         self.strides = None
         if self.layout is torch.strided:
-            self.strides = tuple(None if dim in dynamic_strides else s for dim, s in enumerate(example.stride()))
+            # the stride of a dim of size 1 never takes part in an address (Note [Strides of size-1 dims])
+            self.strides = tuple(None if dim in dynamic_strides or size == 1 else stride
+                                 for dim, (size, stride) in enumerate(zip(example.size(), example.stride())))
         self._native = None
         if self.strides is not None:
             # TensorGuards takes None at a dynamic size or stride
@@ -392,7 +394,7 @@ class TensorMatch(Check):
                                     strides=[list(c.strides) for c in checks])
 
     def _dims_terms(self, read: str, expected: tuple, ns: Namespace, check_ndim: bool) -> list[str]:
-        if not self.dynamic_dims:
+        if None not in expected:
             return [f"{read} == {literal(expected)}"]
         static = [(dim, value) for dim, value in enumerate(expected) if value is not None]
         if not static:
@@ -455,6 +457,42 @@ class TensorMatch(Check):
     def _key(self) -> tuple:
         return (self.tensor_type, self.dtype, self.device, self.requires_grad, self.layout, self.sizes, self.strides,
                 self.inference)
+
+
+# Note [Strides of size-1 dims]: a dim of size 1 is only ever indexed at 0, so its stride takes part in no
+# address: torch's contiguity and view rules skip it, and Inductor's own input check (assert_size_stride) ignores
+# it. It still varies with data: the rows of a (k, 1) `nonzero()` result have stride (k,), so a loop over them that
+# breaks would miss its entry for every new k. TensorMatch leaves such strides free; the one way the captured code
+# can depend on one is reading it into Python (`x.stride()`), and there UnitStrideMatch pins it.
+class UnitStrideMatch(Check):
+    """`v.stride(d) == s` at the dims of size 1 that TensorMatch leaves free (Note [Strides of size-1 dims]): added
+    only where the captured code read a stride into Python."""
+
+    __slots__ = ("strides",)
+    cost = 11  # after TensorMatch (cost 10), which settles the type and the sizes
+
+    def __init__(self, strides: dict) -> None:
+        if not strides or any(type(d) is not int or type(s) is not int for d, s in strides.items()):
+            raise ValueError(f"UnitStrideMatch needs {{dim: stride}} of ints, got {strides!r}")
+        self.strides = tuple(sorted(strides.items()))
+
+    def render(self, var: str, ns: Namespace) -> str:
+        return " and ".join(f"{var}.stride({dim}) == {stride}" for dim, stride in self.strides)
+
+    def explain(self, value: object) -> str | None:
+        if not isinstance(value, torch.Tensor):
+            return f"expected a tensor, got {type_name(type(value))}"
+        for dim, stride in self.strides:
+            if dim >= value.dim() or value.stride(dim) != stride:
+                got = value.stride(dim) if dim < value.dim() else "no such dim"
+                return f"stride({dim}) changed {stride} -> {got}"
+        return None
+
+    def describe(self) -> str:
+        return f"UnitStrideMatch({dict(self.strides)})"
+
+    def _key(self) -> tuple:
+        return self.strides
 
 
 class StorageOffsetMatch(Check):
@@ -577,14 +615,19 @@ class GlobalStateMatch(Check):
         return (self.state, self.autocast_dtypes, self.no_autocast_anywhere)
 
 
-def storage_pattern(places) -> tuple:
-    """`places`: (storage data pointer, storage offset) of each tensor. For each: the index of the first tensor
-    sharing its storage, and, where it shares one, its storage offset. With shapes and strides guarded, an equal
-    pattern means the same overlaps between the tensors."""
+def storage_pattern(places, written=None) -> tuple:
+    """`places`: (storage data pointer, storage offset) of each tensor; `written`: the indices of the tensors the
+    graph writes (None: every one). For each: the index of the first tensor sharing its storage, and, where it
+    shares one that a written tensor is in, its storage offset. With shapes and strides guarded, an equal pattern
+    means the same overlaps between each written tensor and the others. Offsets within a storage no write reaches
+    are left out: reading views of it is the same whatever they overlap, and where they sit can change on every
+    call (the rows of one `nonzero()` result handed to a loop's resume function, one per iteration)."""
     first, pattern = {}, []
     for index, (pointer, _) in enumerate(places):
         pattern.append(first.setdefault(pointer, index) if pointer else index)
     shared = {p for i, p in enumerate(pattern) if p != i}
+    if written is not None:
+        shared &= {pattern[i] for i in written}
     return tuple((p, places[i][1] if p in shared else None) for i, p in enumerate(pattern))
 
 
@@ -598,15 +641,17 @@ class StorageOverlapMatch(Relation):
     reads and writes for that aliasing (views of one base disjoint on one call and overlapping on the next would
     read stale values). Like Dynamo's storage-overlap guard."""
 
-    __slots__ = ("pattern",)
+    __slots__ = ("pattern", "written")
     cost = 45
 
-    def __init__(self, other_paths, other_names, pattern) -> None:
+    def __init__(self, other_paths, other_names, pattern, written=None) -> None:
         super().__init__(other_paths, other_names)
         self.pattern = tuple(pattern)
+        #: indices (into the others, then the value itself) of the tensors the graph writes; None: every one
+        self.written = None if written is None else frozenset(written)
 
     def holds_for(self, values) -> bool:
-        return storage_pattern(list(map(_place, values))) == self.pattern
+        return storage_pattern(list(map(_place, values)), self.written) == self.pattern
 
     def render_relation(self, var: str, others: list, ns: Namespace) -> str:
         return f"{ns.constant(self.holds_for, 'overlap')}(({', '.join([*others, var])},))"
@@ -621,4 +666,4 @@ class StorageOverlapMatch(Relation):
         return f"StorageOverlapMatch(with {', '.join(self.other_names)})"
 
     def _key(self) -> tuple:
-        return (self.other_paths, self.pattern)
+        return (self.other_paths, self.pattern, self.written)

@@ -145,6 +145,48 @@ def test_views_of_one_base_that_overlap_on_a_later_call_recompile(backend):
                 assert counting.graph_count == 2  # one per overlap pattern; the third call reuses the first
 
 
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_where_unwritten_views_of_one_base_sit_changes_no_recompile(backend):
+    """Only the overlaps of the written tensor are guarded: two read-only views of one base at offsets that move
+    on every call (the rows of one nonzero() result, one per loop iteration) reuse the graph that writes `acc`."""
+    def f(acc, va, vb):
+        acc.add_(va * vb)
+        return acc.sum()
+
+    base = torch.arange(10.0)
+    counting = CountingBackend(backend)
+    compiled = jit.compile(f, backend=counting)
+    for start in range(4):
+        acc, want = torch.zeros(3), torch.zeros(3)
+        expected = f(want, base[start:start + 3], base[start + 1:start + 4])
+        assert_same((expected, want), (compiled(acc, base[start:start + 3], base[start + 1:start + 4]), acc))
+    assert counting.graph_count == 1
+
+
+def test_rows_of_one_nonzero_result_reuse_a_loop_body_that_breaks():
+    """A loop over the rows of a nonzero() result whose body breaks (a branch on a tensor) and accumulates in
+    place: each row sits at another offset of the same storage, which is no reason for a new entry per row."""
+    def f(hit, x, acc):
+        for idx in hit:
+            idx = idx[0]
+            if idx == 2:
+                continue
+            acc.index_add_(0, idx[None], x[idx][None] * 2)
+        return acc
+
+    x = torch.randn(6, 4)
+    counting = CountingBackend()
+    compiled = jit.compile(f, backend=counting)
+    for mask in ([1, 1, 0, 1, 1, 0], [1, 1, 1, 1, 1, 1], [0, 1, 1, 1, 1, 1]):
+        hit = torch.tensor(mask).nonzero()
+        assert_same(f(hit, x, torch.zeros(6, 4)), compiled(hit, x, torch.zeros(6, 4)))
+    after_first = counting.graph_count
+    hit = torch.tensor([1, 0, 1, 1, 0, 1]).nonzero()
+    assert_same(f(hit, x, torch.zeros(6, 4)), compiled(hit, x, torch.zeros(6, 4)))
+    assert counting.graph_count == after_first
+    assert after_first <= 6
+
+
 # Note [Input writes under AOTAutograd]: an input read by an op autograd depends on, then written in place.
 # Strict mode: a backend failure or an internal error raises instead of falling back to eager's own answer.
 

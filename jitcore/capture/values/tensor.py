@@ -12,7 +12,7 @@ import operator
 import torch
 from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols, is_concrete_int
 
-from jitcore.guards import HasAttrMatch, StorageOffsetMatch
+from jitcore.guards import HasAttrMatch, StorageOffsetMatch, UnitStrideMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource
 from jitcore.capture.graph import fx_args, fake_args, is_symbolic
@@ -255,6 +255,8 @@ class TensorMethodValue(Value):
         if self.name in _METADATA:
             if self.name == "storage_offset":
                 _guard_storage_offsets(state, self.tensor)
+            elif self.name == "stride":
+                _guard_unit_strides(state, self.tensor)
             fake_a = fake_args(state, args)
             fake_k = fake_args(state, kwargs)
             result = state.graph.run_fake(getattr(self.tensor.fake, self.name), fake_a, fake_k)
@@ -267,19 +269,38 @@ class TensorMethodValue(Value):
 
 #: the one metadata read TensorMatch does not pin (see _guard_storage_offsets)
 _STORAGE_OFFSET = torch.Tensor.storage_offset
+#: the metadata read TensorMatch pins only where a dim's size is not 1 (see _guard_unit_strides)
+_STRIDE = torch.Tensor.stride
 
 
 def _guard_storage_offsets(state, tensor) -> None:
     """`x.storage_offset()` becomes a constant, and TensorMatch leaves offsets free: guard the offsets it came from.
     A graph input's offset is its own; a view made in the graph starts where its inputs do, so then every tensor
     input read so far is pinned."""
+    for value in _inputs_behind(state, tensor):
+        state.ctx.guard(value.source, StorageOffsetMatch(value.fake.storage_offset()))
+
+
+def _inputs_behind(state, tensor) -> list:
+    """The graph inputs a tensor's metadata comes from: itself where it is one, else every tensor input so far."""
     inputs = state.graph.inputs
     if tensor.source is not None and inputs.get(tensor.source) is tensor:
-        read = [tensor]
-    else:
-        read = [v for v in inputs.values() if isinstance(v, TensorValue)]
-    for value in read:
-        state.ctx.guard(value.source, StorageOffsetMatch(value.fake.storage_offset()))
+        return [tensor]
+    return [v for v in inputs.values() if isinstance(v, TensorValue)]
+
+
+def _guard_unit_strides(state, tensor) -> None:
+    """`x.stride()` becomes Python numbers, and TensorMatch leaves the strides of size-1 dims free (Note [Strides of
+    size-1 dims], guards/torch_checks.py): pin those of the tensor read, or of every tensor input read so far for
+    a tensor the graph made (its strides come from theirs)."""
+    for value in _inputs_behind(state, tensor):
+        fake = value.fake
+        if fake.layout is not torch.strided:
+            continue
+        unit = {dim: int(stride) for dim, (size, stride) in enumerate(zip(fake.size(), fake.stride()))
+                if is_concrete_int(size) and size == 1 and is_concrete_int(stride)}
+        if unit:
+            state.ctx.guard(value.source, UnitStrideMatch(unit))
 
 
 def _contains_tensor(obj) -> bool:
@@ -321,6 +342,8 @@ def graph_call(state, op: str, target, args: list, kwargs: dict) -> Value:
         # sizes, dtypes, booleans about metadata: pinned by the inputs' guards, no node needed
         if fn is _STORAGE_OFFSET and tensors:
             _guard_storage_offsets(state, tensors[0])
+        elif fn is _STRIDE and tensors:
+            _guard_unit_strides(state, tensors[0])
         if isinstance(fake, torch.SymInt) and not is_concrete_int(fake) and not free_unbacked_symbols(fake):
             # a size computed by a torch function (torch.numel(x)): the graph computes it where it is used
             fx_a, fx_k = tuple(fx_args(state, args)), fx_args(state, kwargs)
