@@ -18,7 +18,8 @@ read's results as requiring grad (the synthetic base carries the write's history
 first reader of the input is the write itself, so for a graph bound for AOTAutograd with grad mode on, such a write
 breaks the graph before it: the next graph starts with the write. The same holds for a tensor the graph made: a
 write to it breaks when an earlier op's autograd node saved it for backward (its `_saved_*` tensors; one that
-saved only its result, as sigmoid does, is no reason).
+saved only its result, as sigmoid does, is no reason). An earlier item write into the same tensor (`out[rows] =
+...` per expert) is no such read: index_put's backward keeps the indices only.
 Imports torch and capture's graph, sources and breaks only. Entry points: `note_writes`, `check_may_raise`,
 `check_input_write`.
 """
@@ -226,6 +227,12 @@ def _saves(out, storages, stop) -> bool:
     return False
 
 
+def _item_write_into(user, node) -> bool:
+    """`user` is `node[index] = value`: an earlier write, not a read autograd keeps (index_put's backward saves the
+    indices only), so AOTAutograd compiles a second write after it (`out[rows] = ...` once per expert)."""
+    return user.target is operator.setitem and user.args[0] is node
+
+
 def _check_readers(target, todo, storages, writes_grad) -> None:
     seen = set()
     while todo:
@@ -237,6 +244,6 @@ def _check_readers(target, todo, storages, writes_grad) -> None:
             out = user.meta.get("example_value")
             if _aliases(out, storages):
                 todo.append(user)  # a view of the written tensor: what reads it counts
-            elif writes_grad or _saves(out, storages, _input_grad_fns(user)):
+            elif (writes_grad and not _item_write_into(user, node)) or _saves(out, storages, _input_grad_fns(user)):
                 raise GraphBreak("input_write_autograd", f"in-place {_name(target) or target} of a tensor read "
                                 f"earlier in the graph by {user.name}")

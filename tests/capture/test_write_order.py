@@ -324,3 +324,34 @@ def test_a_write_after_a_read_autograd_does_not_save_stays_one_graph(monkeypatch
         for door in doors:
             assert_same(expected, door(x))
     assert counting.graph_count == 2  # one graph through each door: no break before the write
+
+
+def test_item_writes_of_grad_data_one_after_another_into_an_input_stay_one_graph(monkeypatch):
+    """`out[rows] = expert(x[rows])` once per expert into a zero tensor the frame got (the resume function of a
+    MoE after its `.tolist()` break): an earlier item write is no read autograd keeps, so AOTAutograd compiles the
+    later ones in the same graph, with eager's results and gradients."""
+    monkeypatch.setattr(jit.config, "strict", True)
+    experts = torch.nn.ModuleList(torch.nn.Linear(4, 4) for _ in range(3))
+
+    def f(out, x, groups):
+        for expert, rows in zip(experts, groups):
+            out[rows] = expert(x[rows]) * 2
+        return out.sum(dim=1)
+
+    x = torch.randn(6, 4)
+    groups = (torch.tensor([0, 3]), torch.tensor([1, 2, 5]), torch.tensor([4]))
+    expected_out = torch.zeros(6, 4)
+    expected = f(expected_out, x, groups)
+    expected.sum().backward()
+    want = [p.grad.clone() for p in experts.parameters()]
+    counting = CountingBackend("aot_eager")
+    with both_doors(f, counting) as doors:
+        for door in doors:
+            experts.zero_grad(set_to_none=True)
+            out = torch.zeros(6, 4)
+            got = door(out, x, groups)
+            assert_same(expected, got)
+            assert_same(expected_out, out, "input after the call")
+            got.sum().backward()
+            assert_same(want, [p.grad for p in experts.parameters()], "gradients")
+    assert counting.graph_count == 2  # one graph through each door: no break before the later writes

@@ -16,10 +16,6 @@ from tools.constructs import PROGRAMS
 #: programs where jitcore makes more graphs than torch.compile over the three calls, and why (strict: a fix
 #: that removes the loss must remove the entry)
 KNOWN_LOSSES = {
-    # data-dependent sizes (nonzero, bincount().tolist()) differ per call: each new size is a new entry where
-    # torch.compile's automatic dynamic shapes reuse one
-    "moe-mixtral-style": "recompiles on new data-dependent sizes",
-    "moe-shared-expert-sigmoid": "recompiles on new data-dependent sizes",
     # breaking out of a for loop over a generator suspended inside try/finally: its close() (the finally) runs
     # at the break in CPython, which capture does not model, so the frame runs natively
     "gen-close-runs-finally": "a generator closed early runs natively",
