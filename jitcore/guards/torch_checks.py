@@ -16,7 +16,7 @@ import torch
 from jitcore.guards.checks import Check, Relation, _value_key, same_value
 from jitcore.guards.render import Namespace, distinct_type_names, literal, short_repr, type_name
 
-__all__ = ["TensorMatch", "StorageOffsetMatch", "UnitStrideMatch", "StorageOverlapMatch", "storage_pattern", "GlobalStateMatch", "BatchIdentityMatch"]
+__all__ = ["TensorMatch", "StorageOffsetMatch", "UnitStrideMatch", "MEMORY_FORMAT_NDIMS", "StorageOverlapMatch", "storage_pattern", "GlobalStateMatch", "BatchIdentityMatch"]
 
 
 class BatchIdentityMatch(Check):
@@ -343,7 +343,8 @@ class TensorMatch(Check):
         self.strides = None
         if self.layout is torch.strided:
             # the stride of a dim of size 1 never takes part in an address (Note [Strides of size-1 dims])
-            self.strides = tuple(None if dim in dynamic_strides or size == 1 else stride
+            unit_free = ndim not in MEMORY_FORMAT_NDIMS
+            self.strides = tuple(None if dim in dynamic_strides or (size == 1 and unit_free) else stride
                                  for dim, (size, stride) in enumerate(zip(example.size(), example.stride())))
         self._native = None
         if self.strides is not None:
@@ -463,7 +464,12 @@ class TensorMatch(Check):
 # address: torch's contiguity and view rules skip it, and Inductor's own input check (assert_size_stride) ignores
 # it. It still varies with data: the rows of a (k, 1) `nonzero()` result have stride (k,), so a loop over them that
 # breaks would miss its entry for every new k. TensorMatch leaves such strides free; the one way the captured code
-# can depend on one is reading it into Python (`x.stride()`), and there UnitStrideMatch pins it.
+# can depend on one is reading it into Python (`x.stride()`), and there UnitStrideMatch pins it. Except for 4-d
+# and 5-d tensors: torch's memory-format guess (suggest_memory_format, channels_last) does look at the stride of a
+# size-1 dim, and it decides the layout of every result (a conv's output), so there they stay guarded.
+MEMORY_FORMAT_NDIMS = (4, 5)
+
+
 class UnitStrideMatch(Check):
     """`v.stride(d) == s` at the dims of size 1 that TensorMatch leaves free (Note [Strides of size-1 dims]): added
     only where the captured code read a stride into Python."""

@@ -65,3 +65,21 @@ def test_a_loop_over_nonzero_rows_that_breaks_reuses_its_entries_for_a_new_row_c
         hit = torch.tensor(mask).nonzero()
         assert_same(f(hit, x), compiled(hit, x))
     assert counting.graph_count == settled
+
+
+def test_a_4d_tensors_size_one_strides_stay_guarded():
+    """torch's memory-format guess (channels_last) reads a size-1 dim's stride of a 4-d tensor and it decides
+    the layout of results: there a new stride is a new entry."""
+    base = torch.arange(200.0)
+    counting = CountingBackend()
+
+    def f(x):
+        return torch.nn.functional.relu(x).clone() * 2
+
+    compiled = jit.compile(f, backend=counting)
+    for k in (48, 48, 7):
+        x = base.as_strided((1, 3, 4, 4), (k, 16, 4, 1))
+        expected, got = f(x), compiled(x)
+        assert_same(expected, got)
+        assert got.stride() == expected.stride()
+    assert counting.graph_count == 2

@@ -13,6 +13,7 @@ import torch
 from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols, is_concrete_int
 
 from jitcore.guards import HasAttrMatch, StorageOffsetMatch, UnitStrideMatch
+from jitcore.guards.torch_checks import MEMORY_FORMAT_NDIMS
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource
 from jitcore.capture.graph import fx_args, fake_args, is_symbolic
@@ -295,8 +296,8 @@ def _guard_unit_strides(state, tensor) -> None:
     a tensor the graph made (its strides come from theirs)."""
     for value in _inputs_behind(state, tensor):
         fake = value.fake
-        if fake.layout is not torch.strided:
-            continue
+        if fake.layout is not torch.strided or fake.dim() in MEMORY_FORMAT_NDIMS:
+            continue  # TensorMatch pins these strides itself
         unit = {dim: int(stride) for dim, (size, stride) in enumerate(zip(fake.size(), fake.stride()))
                 if is_concrete_int(size) and size == 1 and is_concrete_int(stride)}
         if unit:
