@@ -200,3 +200,13 @@ def test_each_measured_compiler_compiles_inside_its_own_fresh_cache_directory():
     assert len(jitcore_dirs) == 1 and len(torch_dirs) == 1 and None not in jitcore_dirs | torch_dirs
     assert jitcore_dirs != torch_dirs
     assert os.environ.get("TORCHINDUCTOR_CACHE_DIR") == before
+
+
+def test_steady_tool_prints_one_row_per_model_with_both_compilers_graphs(capsys):
+    from tools import bench_zoo_steady
+    assert bench_zoo_steady.main(["--only", "timm/test_resnet", "--rounds", "1", "--calls", "2"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| `timm/test_resnet`"))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[1] == "1/1" and all(float(cell) > 0 for cell in cells[2:])
+    assert "geomean jitcore/torch.compile steady" in out
