@@ -5,7 +5,6 @@ generated Python function. Imports the standard library and torch only; never ji
 Entry points: GuardTree, the *Match checks, compile_tree -> GuardFunction (`.check`, `.failures`).
 """
 
-from jitcore.guards.namespaces import NamespaceBatchMatch, batch_namespace_checks
 from jitcore.guards.checks import (
     ABSENT,
     Check,
@@ -63,8 +62,6 @@ __all__ = [
     "SetMatch",
     "Namespace",
     "NamespaceEntryMatch",
-    "NamespaceBatchMatch",
-    "batch_namespace_checks",
     "NoneMatch",
     "NotNoneMatch",
     "ProbeMatch",

@@ -95,10 +95,6 @@ class GuardFunction:
             except Exception as error:  # a hostile __eq__ or __len__ fails the generated check the same way
                 why = f"could not be checked ({type(error).__name__}: {error})"
             if why is not None:
-                members = getattr(check, "failed_members", None)
-                if members is not None:  # a batch of root checks: each failing member in its own words
-                    failed.extend(members())
-                    continue
                 failed.append((node.path, user_name, check, value, why))
                 expand = getattr(check, "failed_constants", None)
                 if expand is not None:  # a batch names the items that changed, for automatic dynamic

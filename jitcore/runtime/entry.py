@@ -74,7 +74,7 @@ class EntryAssembly:
         checks on paths captured by structure are left as they are (the batch pins objects by identity)."""
         read = source_reader(self.params, args, cells, self.globals, self.builtins)
         pinned: dict = {}
-        batched = guards.batch_namespace_checks(batch_module_guards(collected, read, pinned, structural))
+        batched = batch_module_guards(collected, read, pinned, structural)
         owners = pinned.pop(None, [])
         return ModuleState(batched, pinned, owners)
 
