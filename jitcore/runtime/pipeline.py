@@ -166,9 +166,10 @@ class CompilePipeline:
     # -- stages -----------------------------------------------------------------------------------------------
     def _falls_back(self, marked: bool) -> bool:
         """The backend failed: does a fallback change what the next capture hands it (then capture again)?"""
-        if marked:
+        if marked and self.reads_marks:
             # the static-input marks follow Dynamo's metadata, which another torch may read otherwise: try once
-            # more with a graph that carries none before calling the backend broken
+            # more with a graph that carries none before calling the backend broken (a user's callable is not
+            # called twice for one capture: its failure is its own, as under torch.compile)
             self.plain_graphs = True
             return True
         return self.policy.refuse_dynamic_floats()
