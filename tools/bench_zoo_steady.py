@@ -4,7 +4,7 @@
 may share the machine with other jobs: on a GPU host running several models at once its steady column moves by 2x
 from run to run. This tool builds each model once (the zoo's builder: random weights, eval, no_grad), compiles it
 with both front ends and the same backend, and times rounds of calls alternating eager / jitcore / torch.compile,
-reporting the best round of each (µs per call) and the ratio. Both compilers get the same counting wrapper around
+reporting the best round of each (µs per call) and the ratio. Both compilers get the zoo's counting wrapper around
 the backend, so the graph counts printed beside the times mean the same thing.
 
 Run: `python tools/bench_zoo_steady.py --device cuda --only hf/bert,tv/mnasnet0_5` (inductor on a GPU, eager on a
@@ -26,30 +26,17 @@ import torch  # noqa: E402
 import jitcore as jit  # noqa: E402
 from tools.zoo.build import build  # noqa: E402
 from tools.zoo.catalogue import select  # noqa: E402
+from tools.zoo.measure import Counting, sync  # noqa: E402
+from tools.zoo.summary import geomean  # noqa: E402
 
 
-class _Counting:
-    def __init__(self, inner):
-        self.inner, self.graphs = inner, 0
-
-    def __call__(self, gm, example_inputs):
-        self.graphs += 1
-        return self.inner(gm, example_inputs)
-
-
-def _timer(device):
-    def sync():
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-
-    def per_call_us(fn, args, kwargs, calls):
-        sync()
-        started = time.perf_counter()
-        for _ in range(calls):
-            fn(*args, **kwargs)
-        sync()
-        return (time.perf_counter() - started) / calls * 1e6
-    return per_call_us
+def _per_call_us(fn, args, kwargs, calls, device) -> float:
+    sync(device)
+    started = time.perf_counter()
+    for _ in range(calls):
+        fn(*args, **kwargs)
+    sync(device)
+    return (time.perf_counter() - started) / calls * 1e6
 
 
 def measure(name: str, device: torch.device, backend: str, rounds: int, calls: int, profile: bool) -> dict:
@@ -57,8 +44,7 @@ def measure(name: str, device: torch.device, backend: str, rounds: int, calls: i
     (entry,) = select(only=[name])
     built = build(entry, device)
     model, args, kwargs = built.model, built.args, built.kwargs
-    ours, theirs = _Counting(jit.backends.lookup(backend)), _Counting(lookup_backend(backend))
-    per_call_us = _timer(device)
+    ours, theirs = Counting(jit.backends.lookup(backend)), Counting(lookup_backend(backend))
     with torch.no_grad():
         compiled = jit.compile(model, backend=ours)
         reference = torch.compile(model, backend=theirs)
@@ -67,11 +53,11 @@ def measure(name: str, device: torch.device, backend: str, rounds: int, calls: i
         best = {"eager": float("inf"), "jitcore": float("inf"), "torch.compile": float("inf")}
         for _ in range(rounds):
             for label, fn in (("eager", model), ("jitcore", compiled), ("torch.compile", reference)):
-                best[label] = min(best[label], per_call_us(fn, args, kwargs, calls))
+                best[label] = min(best[label], _per_call_us(fn, args, kwargs, calls, device))
         if profile:
             for label, fn in (("jitcore", compiled), ("torch.compile", reference)):
                 profiler = cProfile.Profile()
-                profiler.runcall(per_call_us, fn, args, kwargs, calls * 3)
+                profiler.runcall(_per_call_us, fn, args, kwargs, calls * 3, device)
                 print(f"===== {name}: {label}")
                 pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
     jit.reset()
@@ -106,10 +92,7 @@ def main(argv=None) -> int:
         print(f"| `{name}` | {row['graphs'][0]}/{row['graphs'][1]} | {row['eager']:.0f} | {row['jitcore']:.0f} | "
               f"{row['torch.compile']:.0f} | {ratio:.2f} |", flush=True)
     if ratios:
-        geomean = 1.0
-        for ratio in ratios:
-            geomean *= ratio
-        print(f"geomean jitcore/torch.compile steady: {geomean ** (1 / len(ratios)):.2f}x over {len(ratios)} models")
+        print(f"geomean jitcore/torch.compile steady: {geomean(ratios):.2f}x over {len(ratios)} models")
     return 0
 
 

@@ -26,7 +26,7 @@ from jitcore import backends as jit_backends
 from jitcore.report import console as jit_console
 from tools.zoo.compare import max_difference
 
-__all__ = ["measure", "warm_up", "compile_caches", "COMPILERS", "STEADY_CALLS", "CACHES"]
+__all__ = ["measure", "warm_up", "compile_caches", "Counting", "sync", "COMPILERS", "STEADY_CALLS", "CACHES"]
 
 #: the compilers a record can hold, by their key in it
 COMPILERS = ("jitcore", "torch")
@@ -42,7 +42,7 @@ STEADY_CALLS = 5
 _STEADY_BUDGET_S = 3.0
 
 
-class _Counting:
+class Counting:
     """A backend that counts the graphs it is handed and their ops (call nodes), and compiles them with `inner`;
     both compilers get one, so their counts mean the same thing."""
 
@@ -58,16 +58,16 @@ class _Counting:
         return self.inner(gm, example_inputs)
 
 
-def _sync(device: torch.device) -> None:
+def sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
 
 def _timed(fn, args, kwargs, device):
-    _sync(device)
+    sync(device)
     started = time.perf_counter()
     out = fn(*args, **kwargs)
-    _sync(device)
+    sync(device)
     return out, time.perf_counter() - started
 
 
@@ -125,7 +125,7 @@ def _jitcore(built, eager_out, device, backend, record, save, calls: int) -> Non
     result = record["jitcore"] = {"phase": "first call"}
     save()
     jit.reset()
-    counting = _Counting(jit_backends.lookup(backend))
+    counting = Counting(jit_backends.lookup(backend))
     compiled = jit.compile(built.model, backend=counting)
     _run_compiled(compiled, built, eager_out, device, result, calls)
     result["graphs"], result["ops"] = counting.graphs, counting.ops
@@ -153,7 +153,7 @@ def _torch_compile(built, eager_out, device, backend, record, save, calls: int) 
     save()
     torch._dynamo.reset()
     counters.clear()
-    counting = _Counting(lookup_backend(backend))
+    counting = Counting(lookup_backend(backend))
     compiled = torch.compile(built.model, backend=counting)
     _run_compiled(compiled, built, eager_out, device, result, calls)
     result["graphs"], result["ops"] = counting.graphs, counting.ops

@@ -9,7 +9,7 @@ import dataclasses
 import math
 import re
 
-__all__ = ["outcome", "Summary", "markdown", "findings", "more_graphs", "fewer_ops"]
+__all__ = ["outcome", "Summary", "markdown", "findings", "more_graphs", "fewer_ops", "geomean"]
 
 #: outcomes, in the order tables list them
 OUTCOMES = ("ok", "wrong", "error", "timeout", "crashed", "nondeterministic", "skipped", "not run")
@@ -37,7 +37,7 @@ def outcome(record: dict, compiler: str = "jitcore") -> str:
     return "ok"
 
 
-def _geomean(values) -> float:
+def geomean(values) -> float:
     values = [v for v in values if v and v > 0 and math.isfinite(v)]
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
@@ -95,7 +95,7 @@ class Summary:
         graphs = [(r["jitcore"].get("graphs", 0), r["torch"].get("graphs", 0)) for r in both]
         fallbacks = sum(1 for r in records if (r.get("jitcore") or {}).get("fallbacks"))
         return cls({k: counts.get(k, 0) for k in OUTCOMES}, {k: torch_counts.get(k, 0) for k in OUTCOMES},
-                   fallbacks, len(both), _geomean(first), _geomean(steady), _geomean(first_cpu),
+                   fallbacks, len(both), geomean(first), geomean(steady), geomean(first_cpu),
                    sum(0 < j < t for j, t in graphs), sum(j == t for j, t in graphs), sum(j > t for j, t in graphs),
                    sum(j == 0 < t for j, t in graphs))
 
