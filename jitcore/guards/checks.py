@@ -417,61 +417,61 @@ class ReduceMatch(Check):
         return (self.obj_type, _value_key(self.args))
 
 
-class LengthMatch(Check):
-    """`len(v) == n`, whatever the type (pair it with TypeMatch where the type matters)."""
+class _LengthBound(Check):
+    """`len(v) <op> n`, whatever the type: the shared body of LengthMatch and MinLengthMatch."""
 
     __slots__ = ("length",)
     cost = 3
+    #: the comparison as rendered, as worded in failures, and the smallest length it takes
+    _op = "=="
+    _wording = ""
+    _least = 0
 
     def __init__(self, length: int) -> None:
-        if type(length) is not int or length < 0:
-            raise ValueError(f"LengthMatch needs a length >= 0, got {length!r}")
+        if type(length) is not int or length < self._least:
+            raise ValueError(f"{type(self).__name__} needs a length >= {self._least}, got {length!r}")
         self.length = length
 
+    def _holds(self, got: int) -> bool:
+        raise NotImplementedError
+
     def render(self, var: str, ns: Namespace) -> str:
-        return f"len({var}) == {self.length}"
+        return f"len({var}) {self._op} {self.length}"
 
     def explain(self, value: object) -> str | None:
         try:
             got = len(value)
         except TypeError:
-            return f"expected length {self.length}, got {type_name(type(value))} without a length"
-        return None if got == self.length else f"expected length {self.length}, got {got}"
+            return f"expected length {self._wording}{self.length}, got {type_name(type(value))} without a length"
+        return None if self._holds(got) else f"expected length {self._wording}{self.length}, got {got}"
 
     def describe(self) -> str:
-        return f"LengthMatch({self.length})"
+        return f"{type(self).__name__}({self.length})"
 
     def _key(self) -> tuple:
         return (self.length,)
 
 
-class MinLengthMatch(Check):
+class LengthMatch(_LengthBound):
+    """`len(v) == n`, whatever the type (pair it with TypeMatch where the type matters)."""
+
+    __slots__ = ()
+
+    def _holds(self, got: int) -> bool:
+        return got == self.length
+
+
+class MinLengthMatch(_LengthBound):
     """`len(v) >= n`: an iterator's rest has at least the items a trace took from it (a loop carried across a
     graph break guards only what it consumed, so the guard holds at every position of the loop)."""
 
-    __slots__ = ("length",)
-    cost = 3
+    __slots__ = ()
+    _op = ">="
+    _wording = ">= "
+    _least = 1
 
-    def __init__(self, length: int) -> None:
-        if type(length) is not int or length < 1:
-            raise ValueError(f"MinLengthMatch needs a length >= 1, got {length!r}")
-        self.length = length
-
-    def render(self, var: str, ns: Namespace) -> str:
-        return f"len({var}) >= {self.length}"
-
-    def explain(self, value: object) -> str | None:
-        try:
-            got = len(value)
-        except TypeError:
-            return f"expected length >= {self.length}, got {type_name(type(value))} without a length"
-        return None if got >= self.length else f"expected length >= {self.length}, got {got}"
-
-    def describe(self) -> str:
-        return f"MinLengthMatch({self.length})"
-
-    def _key(self) -> tuple:
-        return (self.length,)
+    def _holds(self, got: int) -> bool:
+        return got >= self.length
 
 
 class HasAttrMatch(Check):
