@@ -481,10 +481,11 @@ def graph_uses_rng(gm) -> bool:
     if gm is None:
         return False
     for node in gm.graph.nodes:
-        if node.op == "call_function" and _not_training(node):
-            continue
-        if node.op == "call_function" and _draws_by_dropout_p(node):
-            return True
+        if node.op == "call_function":
+            if _not_training(node):
+                continue
+            if _draws_by_dropout_p(node):
+                return True
         if node.op == "call_module":
             name = type(gm.get_submodule(node.target)).__name__
         elif node.op in ("call_function", "call_method"):
