@@ -99,7 +99,8 @@ class ContextVarValue(KnownObjectValue):
         raise GraphBreak("unsupported_value", f"ContextVar.{name}")
 
     def call_method(self, state, name, args, kwargs):
-        if kwargs or len(args) != (len(args[:1]) if name == "get" else 1):
+        # get([default]), set(value), reset(token): positional only
+        if kwargs or len(args) > 1 or (name != "get" and not args):
             raise GraphBreak("unsupported_call", f"ContextVar.{name}() with these arguments")
         if name == "get":
             return self._get(state, args[0] if args else None)
