@@ -141,18 +141,18 @@ class Frozen:
     once: a steady call costs the front end's work plus one Python call (the same for both compilers)."""
 
     def __init__(self):
-        self.frozen = [False]
+        self.frozen = False
         self.graphs = 0
 
     def freeze(self) -> None:
-        self.frozen[0] = True
+        self.frozen = True
 
     def __call__(self, gm, example_inputs):
         self.graphs += 1
-        frozen, last, forward = self.frozen, [None], gm.forward
+        last, forward = [None], gm.forward
 
         def run(*args):
-            if frozen[0] and last[0] is not None:
+            if self.frozen and last[0] is not None:
                 return last[0]
             last[0] = out = forward(*args)
             return out
