@@ -55,6 +55,9 @@ class Check:
 
     __slots__ = ("_key_once",)
     cost: int = 5
+    #: a root check that stands for many items (the module-state batch): scheduled after every per-value check,
+    #: Note [Batches last] in guards/compile.py
+    late: bool = False
     #: the user's name for what a root check (one that reads no value) tests, in failures
     root_name: str = "module state"
 

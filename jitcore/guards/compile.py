@@ -192,7 +192,7 @@ def compile_tree(tree: GuardTree, params: list[str], globals_dict: dict, builtin
 
 def _schedule(tree: GuardTree) -> list[tuple[GuardNode, Check, str]]:
     """The order checks run in: the checks on the frame's arguments and on torch's global state first, then the
-    other root checks, then the rest, each part cheapest first (ties in insertion order), except that a node's value
+    other root checks, then the rest, then the module-state batch (Note [Batches last]), each part cheapest first (ties in insertion order), except that a node's value
     is read only after every check on its parent has passed (a read on a wrong type may raise or run user code).
 
     Arguments first (Note [Arguments first]): their types, shapes and numbers are what tell one cache entry of a
@@ -217,11 +217,17 @@ def _schedule(tree: GuardTree) -> list[tuple[GuardNode, Check, str]]:
                 open_node(child)
             return
         remaining[node] = len(node.checks)
+        if node is tree.root:
+            # root checks read no value, so nothing below the root waits for them (the batch runs last)
+            for child in node.children.values():
+                open_node(child)
         for check, user_name, order in node.checks:
             # first the arguments' checks and the global state's (the one root check of cost 0), then the other
             # root checks (module state, namespaces), then the rest
             if is_argument(node) or (node is tree.root and check.cost == 0):
                 tier = 0
+            elif check.late:
+                tier = 3
             else:
                 tier = 1 if node is tree.root else 2
             heapq.heappush(ready, (tier, check.cost, order, check, user_name, node))  # `order` is unique: no ties
@@ -240,7 +246,7 @@ def _schedule(tree: GuardTree) -> list[tuple[GuardNode, Check, str]]:
             early = []
         plan.append((node, check, user_name))
         remaining[node] -= 1
-        if remaining[node] == 0:
+        if remaining[node] == 0 and node is not tree.root:
             for child in node.children.values():
                 open_node(child)
     plan += early
@@ -260,6 +266,15 @@ _ITEM_STEPS = frozenset({"item", "dictitem"})
 # that fails: a Hugging Face model's ~1,200 checks once per entry tried. The arguments are read without any
 # step, so their checks are safe to run before anything else (their items still after the container's own checks,
 # as everywhere), and running them first makes a miss cost a few checks. Order does not change what a guard accepts (a conjunction); only how soon a miss returns.
+
+
+# Note [Batches last]
+# The module-state batch checks hundreds of parameters, attributes and hook dicts in one check: on a hit it costs
+# what it costs wherever it runs, but an entry that misses on one attribute (a cache dict a module fills on its
+# first call, which leaves the first entry failing on every later call) paid for the whole batch before reaching
+# that attribute's check. Run last, the batch is paid only by entries that pass everything else. Nothing reads a
+# value through it: the per-value checks walk their own paths, so an attribute path that now leads elsewhere fails
+# (or raises, which is a failure) on its own checks, and the conjunction is unchanged.
 
 
 def _parameter_names(params: tuple[str, ...]) -> list[str]:

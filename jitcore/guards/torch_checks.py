@@ -43,6 +43,7 @@ class BatchIdentityMatch(Check):
                  "_missing", "hooks_in", "hooks_keys", "hooks_names", "_lists_at", "_list_lengths", "_list_ids", "_list_types", "const_paths", "_const_replaced",
                  "__weakref__")
     cost = 4
+    late = True
 
     def __init__(self, containers, keys, objects, n_grads, empty, names, empty_names, owners=(), keyed=(),
                  keyed_keys=(), keyed_names=(), absent=(), absent_keys=(), absent_names=(), held=(),
