@@ -113,12 +113,13 @@ def render(summary: Summary):
         parts.append(Rows([("", "nothing was compiled: no function of yours was called with tensors or modules")]))
         return Group(*parts)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, header_style="bold", padding=(0, 1))
-    table.add_column("function", overflow="fold")
+    # the name and its file:line on two lines: side by side, a narrow console folded both mid-word
+    table.add_column("function", overflow="fold", min_width=20)
     for column in ("graphs", "ops", "native", "breaks", "recompiles", "compile"):
         table.add_column(column, justify="right", no_wrap=True)
     for row in sorted(summary.rows, key=lambda r: -r.compile_seconds):
         name = Text(row.function, style="bold")
-        name.append(f" {row.where}", style="dim")
+        name.append(f"\n{row.where}", style="dim")
         table.add_row(name, str(row.graphs), str(row.ops), str(row.native_entries), str(row.breaks),
                       str(row.recompiles), f"{row.compile_seconds * 1e3:.0f} ms")
     parts.append(Padding(table, (0, 0, 0, 1)))

@@ -46,7 +46,7 @@ def test_run_compiles_the_script_and_ends_with_a_summary(tmp_path):
     summary = proc.stderr
     assert "jitcore · summary" in summary
     assert "1 function compiled · 2 graphs · 1 break · 0 recompiles" in summary
-    assert "step() script.py:4" in summary
+    assert "step()" in summary and "\n script.py:4" in summary  # the function, its file:line on the next line
     assert f"break script.py:{_PRINT_LINE} in step(): printing, logging and I/O have to run in Python" in summary
 
 

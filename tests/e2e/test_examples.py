@@ -17,8 +17,8 @@ _LOCATION = re.compile(r"([\w./<>-]+\.py|<[\w ]+>|\?):(\d+)")
 
 def _run(name: str, **env):
     script = os.path.join("examples", f"{name}.py")
-    # the console fits the summary table to COLUMNS (80 without a terminal, as in an xdist worker), wrapping a
-    # function's location over lines; a wide console keeps each row on one line for the parsing below
+    # the console fits the summary table to COLUMNS (80 without a terminal, as in an xdist worker), folding a long
+    # function name over lines; a wide console keeps each name on one line for the parsing below
     return run_python([script], CHECKOUT, timeout=600, COLUMNS="200", **env)
 
 
@@ -58,7 +58,7 @@ def _summary(lines: list[str]):
     for line in lines[header_index + 2:]:
         tokens = line.split()
         if len(tokens) == 1 and re.fullmatch(r"\S+:\d+", tokens[0]):
-            continue  # a narrow console (no terminal: 80 columns) puts a function's location on a line of its own
+            continue  # a function's location: the line under its name
         if len(tokens) < len(numeric) + 3 or tokens[-1] != "ms" or not all(t.isdigit() for t in
                                                                             tokens[-2 - len(numeric):-1]):
             break
