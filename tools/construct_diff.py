@@ -210,7 +210,12 @@ def _differ(expected: Any, actual: Any, path: str) -> str | None:
                 return found
         return None
     if dataclasses.is_dataclass(expected) and not isinstance(expected, type):
-        return _differ(dataclasses.asdict(expected), dataclasses.asdict(actual), path)
+        # field by field: asdict deep-copies, which a tensor with a grad_fn refuses
+        for f in dataclasses.fields(expected):
+            found = _differ(getattr(expected, f.name), getattr(actual, f.name), f"{path}.{f.name}")
+            if found is not None:
+                return found
+        return None
     try:
         same = expected == actual
         same = bool(same)

@@ -2118,3 +2118,1546 @@ def inputs(i):
 def observe():
     return moe.w.grad
 """)
+
+# ---- variants by another hand (session 10): loops around a break, resumed ----
+# `if t.abs().sum() >= 0` is a branch on a tensor's value: a break for jitcore and torch.compile alike.
+
+_program("loop-nested-break-inner", None, """
+def f(x, ws):
+    for w in ws:
+        for k in range(2):
+            x = x * w + k
+            if x.abs().sum() >= 0:
+                x = x.sin()
+    return x
+
+def inputs(i):
+    return rand(3, seed=i), [rand(3, seed=10 + j) for j in range(3)]
+""")
+
+_program("loop-while-counter-break", None, """
+def f(x):
+    n = 0
+    while True:
+        x = x * 0.9 + 0.1
+        if x.abs().sum() >= 0:
+            n += 1
+        if n >= 3:
+            break
+    return x, n
+
+def inputs(i):
+    return (rand(4, seed=i),)
+""")
+
+_program("loop-for-else", None, """
+def find(xs, limit):
+    for idx, t in enumerate(xs):
+        t = t * 2
+        if t.abs().sum() >= 0:
+            t = t + 1
+        if idx == limit:
+            found = t
+            break
+    else:
+        found = None
+    return found
+
+def f(x):
+    xs = [x * k for k in range(4)]
+    a = find(xs, 2)
+    b = find(xs, 9)
+    return a, b is None
+
+def inputs(i):
+    return (rand(3, seed=i),)
+""")
+
+_program("loop-try-in-body", None, """
+def f(x, keys):
+    table = {"a": 1.0, "b": 2.0}
+    for key in keys:
+        try:
+            x = x * table[key]
+            if x.abs().sum() >= 0:
+                x = x + 1
+        except KeyError:
+            x = x - 1
+    return x
+
+def inputs(i):
+    return rand(3, seed=i), ["a", "zz", "b"]
+""")
+
+_program("loop-comprehension-branch", None, """
+def g(t):
+    if t.abs().sum() >= 0:
+        return t.cos()
+    return t
+
+def f(x):
+    parts = [g(t) * i for i, t in enumerate(x.unbind(0))]
+    return torch.stack(parts).sum(0)
+
+def inputs(i):
+    return (rand(3, 4, seed=i),)
+""")
+
+_program("loop-next-before-loop", None, """
+layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(4)])
+
+def f(x):
+    it = iter(layers)
+    first = next(it)
+    x = first(x)
+    for layer in it:
+        x = layer(x)
+        if x.abs().sum() >= 0:
+            x = torch.relu(x)
+    return x
+
+def inputs(i):
+    return (rand(2, 4, seed=i),)
+""")
+
+_program("loop-enumerate-zip-start", None, """
+def f(x, ws, bs):
+    for i, (w, b) in enumerate(zip(ws, bs), start=1):
+        x = x * w + b * i
+        if x.abs().sum() >= 0:
+            x = x.tanh()
+    return x
+
+def inputs(i):
+    return rand(3, seed=i), [rand(3, seed=10 + j) for j in range(3)], (0.5, 1.5, -1.0)
+""")
+
+_program("loop-dict-items-mutated-after", None, """
+state = {"a": 1.0, "b": 2.0, "c": 3.0}
+
+def f(x):
+    total = x
+    for name, scale in state.items():
+        total = total * scale
+        if total.abs().sum() >= 0:
+            total = total - 1
+    state["seen"] = state.get("seen", 0) + 1
+    return total, sorted(state)
+
+def inputs(i):
+    return (rand(3, seed=i),)
+
+def observe():
+    return dict(state)
+""")
+
+_program("loop-sequential-break-in-block", None, """
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.fc(x)
+        if y.abs().sum() >= 0:
+            y = y.relu()
+        return x + y
+
+net = nn.Sequential(*[Block() for _ in range(5)])
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2, 4, seed=i, grad=True),)
+
+def observe():
+    return [p.grad for p in net.parameters()]
+""")
+
+_program("loop-moduledict-items-break", None, """
+class Heads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.heads = nn.ModuleDict({"cls": nn.Linear(4, 3), "box": nn.Linear(4, 4), "obj": nn.Linear(4, 1)})
+
+    def forward(self, x):
+        out = {}
+        for name, head in self.heads.items():
+            y = head(x)
+            if y.abs().sum() >= 0:
+                y = y.sigmoid()
+            out[name] = y
+        return out
+
+net = Heads()
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2, 4, seed=i),)
+""")
+
+_program("loop-reversed-modulelist", None, """
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ups = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+
+    def forward(self, x, skips):
+        for up, skip in zip(reversed(self.ups), reversed(skips)):
+            x = up(x) + skip
+            if x.abs().sum() >= 0:
+                x = F.gelu(x)
+        return x
+
+net = Decoder()
+
+def f(x, skips):
+    return net(x, skips)
+
+def inputs(i):
+    return rand(2, 4, seed=i), [rand(2, 4, seed=20 + j) for j in range(3)]
+""")
+
+_program("loop-range-step-break-continue", None, """
+def f(x):
+    acc = []
+    for k in range(10, 0, -3):
+        if k == 4:
+            continue
+        y = x * k
+        if y.abs().sum() >= 0:
+            y = y.exp()
+        acc.append(y)
+        if len(acc) == 3:
+            break
+    return torch.stack(acc), k
+
+def inputs(i):
+    return (rand(2, seed=i),)
+""")
+
+# ---- variants: torch.autograd.Function ----
+
+_program("autograd-called-twice-chain", None, """
+class ScaledTanh(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        y = torch.tanh(x) * scale
+        ctx.save_for_backward(y)
+        ctx.scale = scale
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        gx = g * (ctx.scale - y * y / ctx.scale) if ctx.needs_input_grad[0] else None
+        return gx, None
+
+def f(x, w):
+    h = ScaledTanh.apply(x @ w, 2.0)
+    return ScaledTanh.apply(h, 0.5).sum(-1)
+
+def inputs(i):
+    return rand(3, 4, seed=i, grad=True), rand(4, 4, seed=9, grad=True)
+""")
+
+_program("autograd-once-diff-mark-nondiff", None, """
+from torch.autograd.function import once_differentiable
+
+class TopOne(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, dim):
+        values, idx = x.max(dim=dim, keepdim=True)
+        ctx.mark_non_differentiable(idx)
+        ctx.save_for_backward(idx)
+        ctx.dim = dim
+        ctx.shape = x.shape
+        return values, idx
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, gv, gi):
+        (idx,) = ctx.saved_tensors
+        out = gv.new_zeros(ctx.shape)
+        out.scatter_(ctx.dim, idx, gv)
+        return out, None
+
+def f(x):
+    v, i = TopOne.apply(x, 1)
+    v2, _ = TopOne.apply(x * 2, 0)
+    return v.sum() + v2.sum(), i.squeeze(1), i.requires_grad
+
+def inputs(i):
+    return (rand(3, 5, seed=i, grad=True),)
+""")
+
+_program("autograd-in-layer-loop", None, """
+class SiluFn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return g * (s * (1 + x * (1 - s)))
+
+class Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = SiluFn.apply(layer(x))
+        return x
+
+net = Mlp()
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2, 4, seed=i, grad=True),)
+
+def observe():
+    return [p.grad for p in net.parameters()]
+""")
+
+_program("autograd-helper-in-forward", None, """
+def _norm(x, eps):
+    return x / (x.norm(dim=-1, keepdim=True) + eps)
+
+class Normalize(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, eps=1e-6):
+        y = _norm(x, eps)
+        ctx.save_for_backward(x, y)
+        ctx.eps = eps
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        n = x.norm(dim=-1, keepdim=True) + ctx.eps
+        return (g - y * (g * y).sum(-1, keepdim=True)) / n, None
+
+def f(x):
+    return Normalize.apply(x) * 3, Normalize.apply(x + 1, 1e-3)
+
+def inputs(i):
+    return (rand(2, 3, seed=i, grad=True),)
+""")
+
+# ---- variants: generators ----
+
+_program("gen-send-close-finally", None, """
+LOG = []
+
+def accumulator(x):
+    total = x * 0
+    try:
+        while True:
+            v = yield total
+            total = total + v
+    finally:
+        LOG.append("closed")
+
+def f(x):
+    acc = accumulator(x)
+    next(acc)
+    acc.send(x)
+    out = acc.send(x * 2)
+    acc.close()
+    return out
+
+def inputs(i):
+    return (rand(3, seed=i),)
+
+def observe():
+    return list(LOG)
+""")
+
+_program("gen-yield-from-tree", None, """
+def leaves(tree):
+    if isinstance(tree, (list, tuple)):
+        for item in tree:
+            yield from leaves(item)
+    else:
+        yield tree
+
+def f(x):
+    tree = [x, (x * 2, [x + 1, x - 1]), [[x.sin()]]]
+    flat = list(leaves(tree))
+    return torch.stack(flat).sum(0), len(flat)
+
+def inputs(i):
+    return (rand(3, seed=i),)
+""")
+
+_program("gen-modules-filter-types", None, """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5), nn.ReLU(), nn.Linear(4, 2), nn.Dropout(0.1))
+
+    def forward(self, x):
+        rates = [m.p for m in self.modules() if isinstance(m, nn.Dropout)]
+        names = [n for n, m in self.named_modules() if isinstance(m, (nn.Linear, nn.ReLU))]
+        first = next(iter(self.buffers()), None)
+        dtype = next(self.parameters()).dtype
+        trainable = any(p.requires_grad for p in self.parameters())
+        return self.body(x).to(dtype), rates, names, first is None, trainable
+
+net = Net().eval()
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2, 4, seed=i),)
+""")
+
+_program("gen-params-in-loss", None, """
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+
+def f(x):
+    out = net(x)
+    l2 = sum((p ** 2).sum() for n, p in net.named_parameters() if "weight" in n)
+    l1 = sum(p.abs().sum() for p in net.parameters() if p.ndim == 1)
+    return out.sum() + 1e-3 * l2 + 1e-4 * l1
+
+def inputs(i):
+    return (rand(3, 4, seed=i),)
+
+def observe():
+    return [p.grad for p in net.parameters()]
+""")
+
+# ---- variants: context managers ----
+
+_program("ctx-cm-converts-exception", None, """
+LOG = []
+
+@contextlib.contextmanager
+def converting():
+    try:
+        yield
+    except ValueError as e:
+        LOG.append("convert")
+        raise RuntimeError("wrapped: " + str(e)) from e
+
+def f(x):
+    y = x * 2
+    try:
+        with converting():
+            y = y + 1
+            if x.shape[0] == 3:
+                raise ValueError("three")
+    except RuntimeError as e:
+        LOG.append(str(e))
+        y = y - 1
+    return y
+
+def inputs(i):
+    return (rand(3, seed=i),)
+
+def observe():
+    return list(LOG)
+""")
+
+_program("ctx-exitstack-callback", None, """
+LOG = []
+
+@contextlib.contextmanager
+def scope(name):
+    LOG.append("enter " + name)
+    yield name.upper()
+    LOG.append("exit " + name)
+
+def f(x):
+    with contextlib.ExitStack() as stack:
+        names = [stack.enter_context(scope(n)) for n in ("a", "b")]
+        stack.callback(LOG.append, "callback")
+        y = x * len(names)
+    return y, names
+
+def inputs(i):
+    return (rand(3, seed=i),)
+
+def observe():
+    return list(LOG)
+""")
+
+_program("ctx-suppress-nullcontext", None, """
+def f(x, use_nograd):
+    table = {"a": 2.0}
+    scale = 1.0
+    with contextlib.suppress(KeyError):
+        scale = table["missing"]
+    with contextlib.suppress(KeyError, IndexError):
+        scale = scale * table["a"]
+    cm = torch.no_grad() if use_nograd else contextlib.nullcontext()
+    with cm:
+        y = x * scale
+    return y, y.requires_grad
+
+def inputs(i):
+    return rand(3, seed=i, grad=True), False
+""")
+
+_program("ctx-grad-modes-nested", None, """
+def f(x, flag):
+    with torch.set_grad_enabled(flag):
+        a = x * 2
+        with torch.no_grad():
+            b = x * 3
+            with torch.enable_grad():
+                c = x * 4
+            d = x * 5
+        with torch.set_grad_enabled(not flag):
+            e = x * 6
+    return a + c, (a.requires_grad, b.requires_grad, c.requires_grad, d.requires_grad, e.requires_grad)
+
+def inputs(i):
+    return rand(3, seed=i, grad=True), True
+""")
+
+_program("ctx-autocast-cpu-bf16", None, """
+lin = nn.Linear(4, 4)
+
+def f(x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = lin(x)
+        z = y @ y.t()
+        dtype_in = y.dtype
+    return z.float(), dtype_in, (x + 1).dtype
+
+def inputs(i):
+    return (rand(3, 4, seed=i),)
+""")
+
+_program("ctx-class-exit-swallows", None, """
+LOG = []
+
+class Ignore:
+    def __init__(self, kind):
+        self.kind = kind
+
+    def __enter__(self):
+        LOG.append("enter")
+        return self
+
+    def __exit__(self, kind, value, tb):
+        LOG.append("exit " + (kind.__name__ if kind else "none"))
+        return kind is not None and issubclass(kind, self.kind)
+
+def f(x):
+    y = x + 1
+    with Ignore(ZeroDivisionError):
+        y = y * 2
+        k = 1 / 0
+        y = y * 100
+    with Ignore(ZeroDivisionError):
+        y = y - 1
+    return y
+
+def inputs(i):
+    return (rand(3, seed=i),)
+
+def observe():
+    return list(LOG)
+""")
+
+# ---- variants: a training step in one function ----
+
+_program("train-sgd-nesterov-set-to-none", None, """
+model = nn.Sequential(nn.Linear(4, 6), nn.GELU(), nn.Linear(6, 2))
+opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-4)
+
+def f(x, y):
+    opt.zero_grad(set_to_none=True)
+    logits = model(x)
+    loss = F.cross_entropy(logits, y)
+    loss.backward()
+    opt.step()
+    return loss.detach(), logits.argmax(-1)
+
+def inputs(i):
+    return rand(5, 4, seed=i), torch.arange(5) % 2
+
+def observe():
+    return [p for p in model.parameters()]
+""")
+
+_program("train-adamw-clip-scheduler", None, """
+model = nn.Sequential(nn.Linear(3, 5), nn.ReLU(), nn.Linear(5, 1))
+opt = torch.optim.AdamW(model.parameters(), lr=0.02, weight_decay=0.01)
+sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+
+def f(x, y):
+    pred = model(x)
+    loss = F.smooth_l1_loss(pred, y)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=1.0)
+    opt.step()
+    sched.step()
+    opt.zero_grad()
+    return loss.detach(), opt.param_groups[0]["lr"]
+
+def inputs(i):
+    return rand(4, 3, seed=i), rand(4, 1, seed=40 + i)
+
+def observe():
+    return [p for p in model.parameters()]
+""")
+
+_program("train-two-models-one-loss", None, """
+enc = nn.Linear(4, 3)
+head = nn.Linear(3, 2)
+opt = torch.optim.Adam(list(enc.parameters()) + list(head.parameters()), lr=0.01)
+
+def f(x, y):
+    z = enc(x)
+    out = head(torch.relu(z))
+    loss = F.mse_loss(out, y) + 0.01 * z.pow(2).mean()
+    loss.backward()
+    for p in enc.parameters():
+        p.grad.mul_(0.5)
+    opt.step()
+    opt.zero_grad()
+    return loss.detach()
+
+def inputs(i):
+    return rand(4, 4, seed=i), rand(4, 2, seed=50 + i)
+
+def observe():
+    return [p for p in enc.parameters()] + [p for p in head.parameters()]
+""")
+
+# ---- variants: str / repr / format ----
+
+_program("str-fstring-conversions", None, """
+class Cfg:
+    def __init__(self, d):
+        self.d = d
+
+    def __repr__(self):
+        return f"Cfg(d={self.d!r})"
+
+def f(x):
+    cfg = Cfg(x.shape[-1])
+    name = "attn"
+    n = 1234567
+    v = 3.14159
+    text = f"{name!r:>8}|{cfg}|{cfg!s}|{v:08.3f}|{n:,}|{name:^10}|{n:#x}|{v:.1%}|{True!s}"
+    print(text)
+    return x * len(text), text
+
+def inputs(i):
+    return (rand(2, 3, seed=i),)
+""")
+
+_program("str-percent-and-format-method", None, """
+def f(x):
+    rows, cols = x.shape
+    a = "%s x %d = %.2f" % ("shape", rows, cols * 1.5)
+    b = "{0}-{1}-{0}".format(rows, cols)
+    c = "{name}:{val:>5}".format(name="k", val=cols)
+    d = ", ".join(repr(s) for s in ("a", 1, None, 2.5))
+    e = str([rows, (cols, "z")]) + repr({"k": rows})
+    print(a, b, c, d, e, sep=" | ")
+    return x + len(a + b + c + d + e)
+
+def inputs(i):
+    return (rand(2, 3, seed=i),)
+""")
+
+# ---- variants: functools ----
+
+_program("func-partial-kwargs", None, """
+import functools
+
+def scaled(x, scale=1.0, shift=0.0):
+    return x * scale + shift
+
+act = functools.partial(F.gelu, approximate="tanh")
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.post = functools.partial(scaled, scale=2.0)
+
+    def forward(self, x):
+        inner = functools.partial(scaled, shift=x.shape[0])
+        return self.post(act(self.fc(x)), shift=1.0) + inner(x)
+
+net = Net()
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2, 3, seed=i),)
+""")
+
+_program("func-wraps-decorator", None, """
+import functools
+
+CALLS = []
+
+def traced(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        CALLS.append(wrapper.__name__)
+        return fn(*args, **kwargs)
+    return wrapper
+
+@traced
+def attention(q, k, scale=None):
+    scale = scale or q.shape[-1] ** -0.5
+    return (q @ k.transpose(-1, -2) * scale).softmax(-1)
+
+def f(q, k):
+    return attention(q, k), attention(q, k, scale=0.1), attention.__name__, attention.__wrapped__ is not None
+
+def inputs(i):
+    return rand(2, 3, 4, seed=i), rand(2, 3, 4, seed=10 + i)
+
+def observe():
+    return list(CALLS)
+""")
+
+_program("func-lru-cache-helper", None, """
+import functools
+
+@functools.lru_cache(maxsize=None)
+def rotary_dims(n, base):
+    return tuple(base ** (-2 * k / n) for k in range(n // 2))
+
+def f(x):
+    freqs = torch.tensor(rotary_dims(x.shape[-1], 10000.0))
+    angles = x[..., : x.shape[-1] // 2] * freqs
+    return torch.cat([angles.sin(), angles.cos()], -1)
+
+def inputs(i):
+    return (rand(2, 4, seed=i),)
+""")
+
+# ---- variants: objects made inside ----
+
+_program("fresh-frozen-dataclass-factory", None, """
+@dataclasses.dataclass(frozen=True)
+class Out:
+    logits: torch.Tensor
+    aux: list = dataclasses.field(default_factory=list)
+    tag: str = "out"
+
+def f(x):
+    out = Out(x.softmax(-1), [x.mean()])
+    try:
+        out.tag = "changed"
+    except dataclasses.FrozenInstanceError:
+        pass
+    out2 = dataclasses.replace(out, tag="second")
+    return out2, out.aux[0] * 2
+
+def inputs(i):
+    return (rand(2, 3, seed=i, grad=True),)
+""")
+
+_program("fresh-namedtuple-output", None, """
+from typing import NamedTuple, Optional
+
+class Output(NamedTuple):
+    hidden: torch.Tensor
+    pooled: torch.Tensor
+    attn: Optional[torch.Tensor] = None
+
+def f(x):
+    out = Output(x * 2, x.mean(0))
+    out = out._replace(attn=x.softmax(-1))
+    hidden, pooled, attn = out
+    return out, hidden.sum() + pooled.sum(), out._fields, out.attn.shape
+
+def inputs(i):
+    return (rand(3, 4, seed=i, grad=True),)
+""")
+
+# ---- variants: module attributes, hooks, super() chains, __call__ ----
+
+_program("attrs-getattr-fstring-layers", None, """
+class Net(nn.Module):
+    def __init__(self, n=3):
+        super().__init__()
+        self.n = n
+        for i in range(n):
+            setattr(self, f"layer{i}", nn.Linear(4, 4))
+
+    def forward(self, x):
+        for i in range(self.n):
+            x = getattr(self, f"layer{i}")(x).relu()
+        return x, hasattr(self, "layer9")
+
+net = Net()
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2, 4, seed=i),)
+""")
+
+_program("attrs-setattr-self-in-forward", None, """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        self.last_shape = tuple(x.shape)
+        setattr(self, "last_mode", "train" if self.training else "eval")
+        return self.fc(x) * self.calls
+
+net = Net()
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2, 3, seed=i),)
+
+def observe():
+    return net.calls, net.last_shape, net.last_mode
+""")
+
+_program("attrs-register-buffer-in-forward", None, """
+class Cache(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        if not hasattr(self, "running"):
+            self.register_buffer("running", torch.zeros(3))
+        self.running.mul_(0.5).add_(x.detach().mean(0))
+        return self.fc(x) + self.running
+
+net = Cache()
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2, 3, seed=i),)
+
+def observe():
+    return dict(net.named_buffers())
+""")
+
+_program("mod-training-branch-toggle", None, """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.drop = nn.Dropout(0.0)
+
+    def forward(self, x):
+        y = self.drop(self.fc(x))
+        if self.training:
+            return y * 2
+        return y - 1
+
+net = Net()
+
+def inputs(i):
+    net.train(i != 1)
+    return (rand(2, 4, seed=i),)
+
+def f(x):
+    return net(x)
+""")
+
+_program("mod-super-chain", None, """
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+class Mid(Base):
+    def forward(self, x):
+        return super().forward(x).relu() + 1
+
+class Leaf(Mid):
+    def __init__(self):
+        super().__init__()
+        self.scale = 3.0
+
+    def forward(self, x):
+        return super(Leaf, self).forward(x) * self.scale
+
+net = Leaf()
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2, 3, seed=i, grad=True),)
+""")
+
+_program("mod-call-override", None, """
+class Wrapped(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.count = 0
+
+    def __call__(self, x, *args, **kwargs):
+        self.count += 1
+        return super().__call__(x * 2, *args, **kwargs)
+
+    def forward(self, x, bias=0.0):
+        return self.fc(x) + bias
+
+net = Wrapped()
+
+def f(x):
+    return net(x) + net(x, bias=1.0)
+
+def inputs(i):
+    return (rand(2, 3, seed=i),)
+
+def observe():
+    return net.count
+""")
+
+_program("mod-hooks-pre-and-forward", None, """
+LOG = []
+net = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 2))
+
+def pre(module, args):
+    LOG.append(("pre", type(module).__name__))
+    return (args[0] * 2,)
+
+def post(module, args, out):
+    LOG.append(("post", tuple(out.shape)))
+    return out + 1
+
+net[0].register_forward_pre_hook(pre)
+net[2].register_forward_hook(post)
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2, 3, seed=i),)
+
+def observe():
+    return list(LOG)
+""")
+
+_program("isinstance-typing-abc", None, """
+import collections.abc, numbers, typing
+
+def describe(v):
+    if isinstance(v, torch.Tensor):
+        return "tensor"
+    if isinstance(v, collections.abc.Mapping):
+        return "mapping"
+    if isinstance(v, (str, bytes)):
+        return "text"
+    if isinstance(v, collections.abc.Sequence):
+        return "sequence"
+    if isinstance(v, numbers.Number):
+        return "number"
+    if isinstance(v, typing.Iterable):
+        return "iterable"
+    return "other"
+
+def f(x):
+    kinds = [describe(v) for v in (x, {"a": 1}, "s", [1], (2,), 3.5, True, {1, 2}, None)]
+    return x * len(kinds), kinds, isinstance(x.shape, collections.abc.Sequence)
+
+def inputs(i):
+    return (rand(2, seed=i),)
+""")
+
+_program("probe-warn-and-log-in-forward", None, """
+import logging, warnings
+
+logger = logging.getLogger("construct.variant")
+logger.setLevel(logging.WARNING)
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        if x.shape[0] < 4:
+            warnings.warn("small batch", UserWarning)
+        logger.debug("shape %s", x.shape)
+        if logger.isEnabledFor(logging.INFO):
+            x = x * 100
+        return self.fc(x)
+
+net = Net()
+
+def f(x):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        y = net(x)
+    return y, [str(w.message) for w in caught]
+
+def inputs(i):
+    return (rand(2, 3, seed=i),)
+""")
+
+# ---- variants: `in`, closures, environment, experts ----
+
+_program("in-containers-dynamic-keys", None, """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleDict({f"b{i}": nn.Linear(3, 3) for i in (0, 2)})
+        self.extra = nn.ParameterDict({"gain": nn.Parameter(torch.ones(3))})
+        self.seq = nn.ModuleList([nn.Tanh()])
+
+    def forward(self, x):
+        for i in range(3):
+            if f"b{i}" in self.blocks:
+                x = self.blocks[f"b{i}"](x)
+        if "gain" in self.extra and "bias" not in self.extra:
+            x = x * self.extra["gain"]
+        present = self.seq[0] in self.seq
+        return x, present, len(self.blocks), list(self.blocks.keys())
+
+net = Net()
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2, 3, seed=i),)
+""")
+
+_program("closure-returns-tensor-capture", None, """
+def make(x, k):
+    scale = x.mean()
+    def apply(y):
+        return y * scale + k
+    return apply, lambda y: apply(y) - scale
+
+def f(x):
+    g, h = make(x, 2)
+    return g, h
+
+def probe_args():
+    return (torch.ones(3),)
+
+def inputs(i):
+    return (rand(3, seed=i),)
+""")
+
+_program("env-getenv-int-layers", None, """
+os.environ["JITCORE_CONSTRUCT_DEPTH"] = "3"
+layers = nn.ModuleList([nn.Linear(3, 3) for _ in range(5)])
+
+def f(x):
+    depth = int(os.getenv("JITCORE_CONSTRUCT_DEPTH", "1"))
+    debug = os.environ.get("JITCORE_CONSTRUCT_DEBUG", "0") == "1"
+    for layer in layers[:depth]:
+        x = layer(x).relu()
+    if debug or "JITCORE_CONSTRUCT_NOPE" in os.environ:
+        x = x * 0
+    return x
+
+def inputs(i):
+    return (rand(2, 3, seed=i),)
+""")
+
+_program("moe-where-tuple-index-add", None, """
+class Moe(nn.Module):
+    def __init__(self, d=4, n=3, k=2):
+        super().__init__()
+        self.k = k
+        self.router = nn.Linear(d, n, bias=False)
+        self.experts = nn.ModuleList([nn.Sequential(nn.Linear(d, d), nn.SiLU()) for _ in range(n)])
+
+    def forward(self, x):
+        weights, chosen = torch.topk(self.router(x).softmax(-1), self.k, dim=-1)
+        weights = weights / weights.sum(-1, keepdim=True)
+        out = torch.zeros_like(x)
+        for e, expert in enumerate(self.experts):
+            token, slot = torch.where(chosen == e)
+            if token.numel() == 0:
+                continue
+            y = expert(x[token]) * weights[token, slot, None]
+            out.index_add_(0, token, y)
+        return out
+
+moe = Moe()
+
+def f(x):
+    return moe(x)
+
+def inputs(i):
+    return (rand(6, 4, seed=i, grad=True),)
+
+def observe():
+    return [p.grad for p in moe.parameters()]
+""")
+
+# ---- variants (session 10), second batch: what libraries do around forward ----
+
+_program("ctx-contextmanager-as-decorator", None, """
+LOG = []
+
+@contextlib.contextmanager
+def section(name):
+    LOG.append("+" + name)
+    try:
+        yield
+    finally:
+        LOG.append("-" + name)
+
+@section("helper")
+def helper(x):
+    return x.cos() * 2
+
+@torch.no_grad()
+def frozen(x):
+    return x * 3
+
+def f(x):
+    return helper(x) + frozen(x), frozen(x).requires_grad
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+
+def observe():
+    return list(LOG)
+""")
+
+_program("ctx-redirect-stdout", None, """
+import io
+
+def f(x):
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        print("inside", x.shape[0])
+    print("outside")
+    return x + len(buf.getvalue()), buf.getvalue()
+
+def inputs(i):
+    return (rand(3, seed=i),)
+""")
+
+_program("exc-custom-raised-caught", None, """
+class ShapeError(ValueError):
+    def __init__(self, expected, got):
+        super().__init__(f"expected {expected}, got {got}")
+        self.expected = expected
+
+def check(x, n):
+    if x.shape[-1] != n:
+        raise ShapeError(n, x.shape[-1])
+    return x
+
+def f(x):
+    try:
+        y = check(x, 5)
+    except ShapeError as e:
+        y = x * e.expected
+        msg = str(e)
+    else:
+        msg = "ok"
+    finally:
+        y = y + 1
+    return y, msg
+
+def inputs(i):
+    return (rand(2, 3, seed=i),)
+""")
+
+_program("exc-assert-shapes", None, """
+def attend(q, k):
+    assert q.dim() == 3, f"q must be 3-d, got {q.dim()}"
+    torch._assert(q.shape[-1] == k.shape[-1], "head dims differ")
+    return (q @ k.transpose(1, 2)).softmax(-1)
+
+def f(q, k):
+    out = attend(q, k)
+    try:
+        attend(q[0], k)
+    except AssertionError as e:
+        return out, str(e)
+    return out, None
+
+def inputs(i):
+    return rand(2, 3, 4, seed=i), rand(2, 5, 4, seed=10 + i)
+""")
+
+_program("enum-mode-branch", None, """
+import enum
+
+class Mode(enum.Enum):
+    SUM = "sum"
+    MEAN = "mean"
+
+class Pool(nn.Module):
+    def __init__(self, mode):
+        super().__init__()
+        self.mode = Mode(mode)
+
+    def forward(self, x):
+        if self.mode is Mode.SUM:
+            return x.sum(1)
+        elif self.mode == Mode.MEAN:
+            return x.mean(1)
+        raise ValueError(self.mode)
+
+a, b = Pool("sum"), Pool("mean")
+
+def f(x):
+    return a(x) + b(x), a.mode.value, str(b.mode), b.mode.name
+
+def inputs(i):
+    return (rand(2, 3, seed=i),)
+""")
+
+_program("mod-getattr-fallback", None, """
+class Config:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    def __getattr__(self, name):
+        if name.startswith("use_"):
+            return False
+        raise AttributeError(name)
+
+cfg = Config(hidden=3, dropout=0.0, use_bias=True)
+
+class Net(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        self.fc = nn.Linear(cfg.hidden, cfg.hidden, bias=cfg.use_bias)
+
+    def forward(self, x):
+        y = self.fc(x)
+        if self.cfg.use_gate:
+            y = y.sigmoid()
+        if getattr(self.cfg, "scale", None) is not None:
+            y = y * self.cfg.scale
+        return y
+
+net = Net(cfg)
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2, 3, seed=i),)
+""")
+
+_program("mod-mixin-mro-super", None, """
+class InitMixin:
+    def extra(self, x):
+        return x * 0.5
+
+class Base(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def extra(self, x):
+        return x + 100
+
+class Model(InitMixin, Base):
+    def forward(self, x):
+        return self.extra(super().forward(x)) + type(self).__mro__.index(Base)
+
+net = Model()
+
+def f(x):
+    return net(x), type(net).__name__, [c.__name__ for c in type(net).__mro__[:3]]
+
+def inputs(i):
+    return (rand(2, 3, seed=i, grad=True),)
+""")
+
+_program("mod-cached-property-config", None, """
+import functools
+
+class Spec:
+    def __init__(self, heads, dim):
+        self.heads = heads
+        self.dim = dim
+
+    @functools.cached_property
+    def head_dim(self):
+        return self.dim // self.heads
+
+spec = Spec(2, 4)
+
+def f(x):
+    b = x.shape[0]
+    y = x.view(b, spec.heads, spec.head_dim)
+    return y.softmax(-1), "head_dim" in vars(spec)
+
+def inputs(i):
+    return (rand(3, 4, seed=i),)
+
+def observe():
+    return sorted(vars(spec))
+""")
+
+_program("operator-getters-on-modules", None, """
+net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+shape_of = operator.attrgetter("weight.shape", "bias.shape")
+first_two = operator.itemgetter(slice(0, 2))
+flatten = operator.methodcaller("reshape", -1)
+
+def f(x):
+    shapes = [shape_of(m) for m in net if isinstance(m, nn.Linear)]
+    head = nn.Sequential(*first_two(list(net)))
+    y = flatten(head(x))
+    by_name = sorted(net.named_parameters(), key=operator.itemgetter(0))
+    return y, shapes, [n for n, _ in by_name]
+
+def inputs(i):
+    return (rand(2, 3, seed=i),)
+""")
+
+_program("func-reduce-math-sizes", None, """
+import functools, math
+
+def f(x, ys):
+    total = functools.reduce(operator.add, ys, x)
+    scale = 1 / math.sqrt(x.shape[-1])
+    n = math.prod(x.shape)
+    return total * scale + n, math.ceil(n / 4), max(x.shape), divmod(n, 5)
+
+def inputs(i):
+    return rand(2, 4, seed=i), [rand(2, 4, seed=10 + j) for j in range(3)]
+""")
+
+_program("closure-list-of-lambdas-returned", None, """
+def f(x):
+    acts = {"relu": torch.relu, "tanh": torch.tanh}
+    fns = [lambda y, a=a: acts[a](y) * x.mean() for a in sorted(acts)]
+    def compose(y):
+        for fn in fns:
+            y = fn(y)
+        return y
+    return compose
+
+def probe_args():
+    return (torch.linspace(-1, 1, 5),)
+
+def inputs(i):
+    return (rand(3, seed=i),)
+""")
+
+_program("global-counter-nonlocal", None, """
+STEP = 0
+
+def make():
+    calls = 0
+    def bump(x):
+        nonlocal calls
+        calls += 1
+        return x * calls
+    return bump
+
+bump = make()
+
+def f(x):
+    global STEP
+    STEP += 1
+    return bump(x) + STEP
+
+def inputs(i):
+    return (rand(3, seed=i),)
+
+def observe():
+    return STEP, bump.__closure__[0].cell_contents
+""")
+
+_program("probe-feature-checks", None, """
+def f(q, k, v):
+    sdpa = getattr(F, "scaled_dot_product_attention", None)
+    if sdpa is not None and hasattr(torch, "compile"):
+        out = sdpa(q, k, v, is_causal=True)
+    else:
+        out = q
+    flags = (torch.is_grad_enabled(), q.requires_grad, torch.are_deterministic_algorithms_enabled(),
+             torch.get_default_dtype())
+    return out, flags
+
+def inputs(i):
+    return rand(1, 2, 3, 4, seed=i), rand(1, 2, 3, 4, seed=10 + i), rand(1, 2, 3, 4, seed=20 + i)
+""")
+
+_program("train-grad-accumulation", None, """
+model = nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+counter = [0]
+
+def f(x, y):
+    loss = F.mse_loss(model(x), y) / 2
+    loss.backward()
+    counter[0] += 1
+    if counter[0] % 2 == 0:
+        torch.nn.utils.clip_grad_value_(model.parameters(), 0.5)
+        opt.step()
+        opt.zero_grad()
+    return loss.detach()
+
+def inputs(i):
+    return rand(4, 3, seed=i), rand(4, 1, seed=60 + i)
+
+def observe():
+    return [p for p in model.parameters()], [p.grad for p in model.parameters()], counter[0]
+""")
+
+_program("train-autograd-grad-penalty", None, """
+disc = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+
+def f(x):
+    x = x.detach().requires_grad_(True)
+    score = disc(x).sum()
+    (grad,) = torch.autograd.grad(score, x, create_graph=True)
+    penalty = ((grad.norm(dim=1) - 1) ** 2).mean()
+    return score + penalty
+
+def inputs(i):
+    return (rand(4, 3, seed=i),)
+
+def observe():
+    return [p.grad for p in disc.parameters()]
+""")
+
+_program("train-lambda-lr-param-groups", None, """
+model = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 1))
+opt = torch.optim.Adam([
+    {"params": model[0].parameters(), "lr": 0.01},
+    {"params": model[2].parameters()},
+], lr=0.001)
+sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: 1.0 / (step + 1))
+
+def f(x, y):
+    opt.zero_grad()
+    loss = F.l1_loss(model(x), y)
+    loss.backward()
+    opt.step()
+    sched.step()
+    return loss.detach(), [g["lr"] for g in opt.param_groups]
+
+def inputs(i):
+    return rand(4, 3, seed=i), rand(4, 1, seed=70 + i)
+
+def observe():
+    return [p for p in model.parameters()]
+""")
+
+_program("fresh-dataclass-asdict-fields", None, """
+@dataclasses.dataclass
+class Stats:
+    mean: torch.Tensor
+    std: torch.Tensor
+    n: int = 0
+
+def f(x):
+    s = Stats(x.mean(0), x.std(0), x.shape[0])
+    names = [fl.name for fl in dataclasses.fields(s)]
+    d = dataclasses.asdict(s)
+    s.n += 1
+    return d["mean"] + d["std"], names, s.n, dataclasses.astuple(s)[2]
+
+def inputs(i):
+    return (rand(3, 2, seed=i),)
+""")
+
+_program("loop-chunked-range-stride", None, """
+def f(x, chunk):
+    outs = []
+    for start in range(0, x.shape[0], chunk):
+        piece = x[start:start + chunk]
+        if piece.abs().sum() >= 0:
+            piece = piece.softmax(-1)
+        outs.append(piece)
+    return torch.cat(outs)
+
+def inputs(i):
+    return rand(7, 3, seed=i), 3
+""")
+
+_program("loop-zip-dict-values-modules", None, """
+class Fuse(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.ModuleDict({"rgb": nn.Linear(3, 2), "depth": nn.Linear(1, 2)})
+
+    def forward(self, feats):
+        total = 0
+        for (name, proj), key in zip(self.proj.items(), sorted(feats)):
+            y = proj(feats[name])
+            if y.abs().sum() >= 0:
+                y = y * 2
+            total = total + y
+        return total
+
+net = Fuse()
+
+def f(rgb, depth):
+    return net({"rgb": rgb, "depth": depth})
+
+def inputs(i):
+    return rand(2, 3, seed=i), rand(2, 1, seed=10 + i)
+""")
+
+_program("moe-argsort-split-counts", None, """
+class Moe(nn.Module):
+    def __init__(self, d=4, n=3):
+        super().__init__()
+        self.n = n
+        self.router = nn.Linear(d, n)
+        self.experts = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
+
+    def forward(self, x):
+        route = self.router(x).argmax(-1)
+        order = torch.argsort(route)
+        counts = torch.bincount(route, minlength=self.n).tolist()
+        pieces = x[order].split(counts)
+        outs = [expert(p) for expert, p in zip(self.experts, pieces)]
+        y = torch.empty_like(x)
+        y[order] = torch.cat(outs)
+        return y
+
+moe = Moe()
+
+def f(x):
+    return moe(x)
+
+def inputs(i):
+    return (rand(6, 4, seed=i, grad=True),)
+
+def observe():
+    return [p.grad for p in moe.parameters()]
+""")

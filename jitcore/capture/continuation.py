@@ -22,6 +22,7 @@ from jitcore.capture.interpreter import exception_table, instructions_of
 from jitcore.capture.liveness import JUMPS, falls_through, live_locals
 from jitcore.capture.opcodes import HANDLERS
 from jitcore.capture.values.base import NullValue
+from jitcore.capture.values.objects import ClassValue
 from jitcore.capture.values.function import UserMethodValue
 from jitcore.capture.values.opaque import DeferredMethodValue
 from jitcore.capture.values.torch_rules import is_torch_code, is_torch_runtime
@@ -60,6 +61,9 @@ class NativeCallee:
     fn: object = None
     receiver: object = None
     shared: bool = False
+    #: the call makes a new object each time (a plain class's constructor): the resume function receives it
+    #: as something this call made, never guarded by identity (Note [Instances shared by structure])
+    new_result: bool = False
 
 
 @dataclasses.dataclass
@@ -244,15 +248,26 @@ def _reads_its_frame(inst, stack: list) -> bool:
 
 def _native_callee(state, inst, stack: list, reason: GraphBreak) -> NativeCallee:
     slot = _callee_slot(inst, stack)
+    new_result = _constructs(stack[slot])
     if reason.kind == "recursion_limit":
         # the call went too deep to trace: a compiled copy would trace as deep again and add frames per level
         # (a recursion 400 calls deep would exhaust Python's stack), so the callee runs as it is
-        return NativeCallee(slot)
+        return NativeCallee(slot, new_result=new_result)
     found = stack[slot].compiled_callee(state, _has_compiled_copy)
     if found is None:
-        return NativeCallee(slot)
+        return NativeCallee(slot, new_result=new_result)
     fn, receiver = found
-    return NativeCallee(slot, fn, receiver, _shared_receiver(state.ctx, receiver))
+    return NativeCallee(slot, fn, receiver, _shared_receiver(state.ctx, receiver), new_result)
+
+
+def _constructs(callee) -> bool:
+    """Does calling `callee` make a new object every time? A class whose metaclass and `__new__` are the plain
+    ones does (`nn.Sequential(*blocks)`, a config class); one with a `__new__` or metaclass of its own may hand
+    back a cached instance."""
+    cls = getattr(callee, "cls", None)
+    if not isinstance(callee, ClassValue) or not isinstance(cls, type):
+        return False
+    return type(cls).__call__ is type.__call__ and cls.__new__ is object.__new__
 
 
 def _shared_receiver(ctx, receiver) -> bool:

@@ -21,7 +21,7 @@ from jitcore.capture.opcodes.arith import BINARY_OPS
 from jitcore.capture.values.base import Value
 from jitcore.codegen.resume import closure_names, real_offset, resume_origin
 
-__all__ = ["BreakSteps", "ResumeFactory"]
+__all__ = ["BreakSteps", "CALL_RESULT", "ResumeFactory"]
 
 
 class ResumeFactory(Protocol):
@@ -58,11 +58,16 @@ _JUMPS = {"POP_JUMP_IF_TRUE": "bool({})", "POP_JUMP_IF_FALSE": "not {}", "POP_JU
 _SENTINEL = object()
 
 
+#: what `_break_slot` names the breaking call's result by
+CALL_RESULT = "result"
+
+
 def _break_slot(expr: str):
-    """The index in the break's stack of a slot the entry hands on as it was (`___s<i>`, set by emit), else None."""
+    """The index in the break's stack of a slot the entry hands on as it was (`___s<i>`, set by emit), CALL_RESULT
+    for what the breaking call returned, else None."""
     if expr.startswith("___s") and expr[4:].isdigit():
         return int(expr[4:])
-    return None
+    return CALL_RESULT if expr == "___res" else None
 
 
 def _binary_op(cg, inst, x):

@@ -15,7 +15,7 @@ from jitcore.capture.values.base import Value
 from jitcore.capture.values.symint import SymIntValue
 from jitcore.capture.values.tensor import TensorValue
 from jitcore.codegen.resume import resume_origin
-from jitcore.codegen.steps import BreakSteps
+from jitcore.codegen.steps import CALL_RESULT, BreakSteps
 from jitcore.runtime import resume_chain
 from jitcore.runtime.resume_fns import compiled_callee, resume_function, step_function
 
@@ -83,7 +83,11 @@ def _structural_names(point, ctx) -> frozenset:
 def _structural_slots(point, ctx) -> frozenset:
     """The same for the values on the break's stack (`self.drop_path` waiting for its argument's call to come
     back), by their index there."""
-    return frozenset(i for i, value in enumerate(point.stack) if _shared(value, ctx))
+    slots = frozenset(i for i, value in enumerate(point.stack) if _shared(value, ctx))
+    if point.callee is not None and point.callee.new_result:
+        # `nn.Sequential(*blocks)` run at the break: a new object on every call, as one made by the capture is
+        slots |= {CALL_RESULT}
+    return slots
 
 
 def _shared(value, ctx) -> bool:

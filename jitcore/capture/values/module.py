@@ -20,6 +20,7 @@ from jitcore.guards import DictKeysMatch, InstanceDictAbsent, LengthMatch, TypeM
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource, ItemSource, ModuleDictSource
 from jitcore.capture.values.base import Value, MethodCallValue, NOT_CONSTANT
+from jitcore.capture.values.call_rules import KNOWN_CALLABLE, CallRule, Meaning, register_callable
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.function import UserFunctionValue, UserMethodValue
 from jitcore.capture.values.mapping import DictValue
@@ -194,6 +195,18 @@ class ModuleValue(Value):
         return self.source.user_name if self.source is not None else type(self.module).__name__
 
     def call(self, state, args, kwargs):
+        call_impl = _class_lookup(type(self.module), "__call__")
+        if call_impl is not _MODULE_CALL:
+            # a class that overrides __call__ (to count calls, transform inputs, then `super().__call__`): Python
+            # calls that, not nn.Module's, so it is traced; the super call comes back through `module_call`
+            state.ctx.guard_class_lookup(type(self.module), "__call__")
+            if not isinstance(call_impl, types.FunctionType):
+                raise GraphBreak("unsupported_call", f"{type(self.module).__name__}.__call__ is not a Python function")
+            return state.inline_call(call_impl, [self, *args], kwargs)
+        return self.module_call(state, args, kwargs)
+
+    def module_call(self, state, args, kwargs):
+        """What nn.Module.__call__ does: hooks, then forward."""
         module = self.module
         if _wrapper_kind(module) is not None:
             raise GraphBreak("distributed_module", f"{self._name()} ({type(module).__name__})")
@@ -294,7 +307,8 @@ class ModuleValue(Value):
             # the module's class (hence its kind) is fixed by the identity guard on the module
             return wrapper, self
         if self.source is None or self._hooked() or not isinstance(forward, types.FunctionType) \
-                or not compilable(forward) or "forward" in self.module.__dict__:
+                or not compilable(forward) or "forward" in self.module.__dict__ \
+                or _class_lookup(type(self.module), "__call__") is not _MODULE_CALL:
             return None
         self._guard_not_on_instance(state, "forward")
         state.ctx.guard_class_lookup(type(self.module), "forward")
@@ -423,6 +437,20 @@ def _has_twin(table: dict, module) -> bool:
     """Does `table` (a module's `_modules`) hold another module of `module`'s exact type?"""
     kind = type(module)
     return any(type(other) is kind and other is not module for other in table.values())
+
+
+_MODULE_CALL = torch.nn.Module.__dict__["__call__"]
+
+
+def _module_call(state, fn, args, kwargs):
+    """`nn.Module.__call__(module, ...)` written out, as a `super().__call__(...)` in an override does."""
+    if not args or not isinstance(args[0], ModuleValue):
+        return NotImplemented
+    return args[0].module_call(state, list(args[1:]), kwargs)
+
+
+for _impl in {_MODULE_CALL, torch.nn.Module._call_impl}:
+    register_callable(_impl, KNOWN_CALLABLE, CallRule(f"nn.Module.{_impl.__name__}", Meaning.LOOKASIDE, _module_call))
 
 
 def _class_lookup(cls, name):
