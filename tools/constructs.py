@@ -2122,7 +2122,7 @@ def observe():
 # ---- variants by another hand (session 10): loops around a break, resumed ----
 # `if t.abs().sum() >= 0` is a branch on a tensor's value: a break for jitcore and torch.compile alike.
 
-_program("loop-nested-break-inner", None, """
+_program("loop-nested-break-inner", (0, 0), """
 def f(x, ws):
     for w in ws:
         for k in range(2):
@@ -2135,7 +2135,7 @@ def inputs(i):
     return rand(3, seed=i), [rand(3, seed=10 + j) for j in range(3)]
 """)
 
-_program("loop-while-counter-break", None, """
+_program("loop-while-counter-break", (4, 0), """
 def f(x):
     n = 0
     while True:
@@ -2150,7 +2150,7 @@ def inputs(i):
     return (rand(4, seed=i),)
 """)
 
-_program("loop-for-else", None, """
+_program("loop-for-else", (1, 0), """
 def find(xs, limit):
     for idx, t in enumerate(xs):
         t = t * 2
@@ -2173,7 +2173,7 @@ def inputs(i):
     return (rand(3, seed=i),)
 """)
 
-_program("loop-try-in-body", None, """
+_program("loop-try-in-body", (0, 0), """
 def f(x, keys):
     table = {"a": 1.0, "b": 2.0}
     for key in keys:
@@ -2189,7 +2189,7 @@ def inputs(i):
     return rand(3, seed=i), ["a", "zz", "b"]
 """)
 
-_program("loop-comprehension-branch", None, """
+_program("loop-comprehension-branch", (2, 0), """
 def g(t):
     if t.abs().sum() >= 0:
         return t.cos()
@@ -2203,7 +2203,7 @@ def inputs(i):
     return (rand(3, 4, seed=i),)
 """)
 
-_program("loop-next-before-loop", None, """
+_program("loop-next-before-loop", (0, 0), """
 layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(4)])
 
 def f(x):
@@ -2220,7 +2220,7 @@ def inputs(i):
     return (rand(2, 4, seed=i),)
 """)
 
-_program("loop-enumerate-zip-start", None, """
+_program("loop-enumerate-zip-start", (0, 0), """
 def f(x, ws, bs):
     for i, (w, b) in enumerate(zip(ws, bs), start=1):
         x = x * w + b * i
@@ -2232,7 +2232,7 @@ def inputs(i):
     return rand(3, seed=i), [rand(3, seed=10 + j) for j in range(3)], (0.5, 1.5, -1.0)
 """)
 
-_program("loop-dict-items-mutated-after", None, """
+_program("loop-dict-items-mutated-after", (0, 0), """
 state = {"a": 1.0, "b": 2.0, "c": 3.0}
 
 def f(x):
@@ -2251,7 +2251,7 @@ def observe():
     return dict(state)
 """)
 
-_program("loop-sequential-break-in-block", None, """
+_program("loop-sequential-break-in-block", (2, 0), """
 class Block(nn.Module):
     def __init__(self):
         super().__init__()
@@ -2275,7 +2275,7 @@ def observe():
     return [p.grad for p in net.parameters()]
 """)
 
-_program("loop-moduledict-items-break", None, """
+_program("loop-moduledict-items-break", (0, 0), """
 class Heads(nn.Module):
     def __init__(self):
         super().__init__()
@@ -2299,7 +2299,7 @@ def inputs(i):
     return (rand(2, 4, seed=i),)
 """)
 
-_program("loop-reversed-modulelist", None, """
+_program("loop-reversed-modulelist", (0, 0), """
 class Decoder(nn.Module):
     def __init__(self):
         super().__init__()
@@ -2321,7 +2321,7 @@ def inputs(i):
     return rand(2, 4, seed=i), [rand(2, 4, seed=20 + j) for j in range(3)]
 """)
 
-_program("loop-range-step-break-continue", None, """
+_program("loop-range-step-break-continue", (0, 0), """
 def f(x):
     acc = []
     for k in range(10, 0, -3):
@@ -2341,7 +2341,7 @@ def inputs(i):
 
 # ---- variants: torch.autograd.Function ----
 
-_program("autograd-called-twice-chain", None, """
+_program("autograd-called-twice-chain", (1, 0), """
 class ScaledTanh(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, scale):
@@ -2364,7 +2364,7 @@ def inputs(i):
     return rand(3, 4, seed=i, grad=True), rand(4, 4, seed=9, grad=True)
 """)
 
-_program("autograd-once-diff-mark-nondiff", None, """
+_program("autograd-once-diff-mark-nondiff", (1, 0), """
 from torch.autograd.function import once_differentiable
 
 class TopOne(torch.autograd.Function):
@@ -2394,7 +2394,7 @@ def inputs(i):
     return (rand(3, 5, seed=i, grad=True),)
 """)
 
-_program("autograd-in-layer-loop", None, """
+_program("autograd-in-layer-loop", (1, 0), """
 class SiluFn(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
@@ -2429,7 +2429,7 @@ def observe():
     return [p.grad for p in net.parameters()]
 """)
 
-_program("autograd-helper-in-forward", None, """
+_program("autograd-helper-in-forward", (1, 0), """
 def _norm(x, eps):
     return x / (x.norm(dim=-1, keepdim=True) + eps)
 
@@ -2456,7 +2456,7 @@ def inputs(i):
 
 # ---- variants: generators ----
 
-_program("gen-send-close-finally", None, """
+_program("gen-send-close-finally", (1, 2), """
 LOG = []
 
 def accumulator(x):
@@ -2483,7 +2483,7 @@ def observe():
     return list(LOG)
 """)
 
-_program("gen-yield-from-tree", None, """
+_program("gen-yield-from-tree", (1, 0), """
 def leaves(tree):
     if isinstance(tree, (list, tuple)):
         for item in tree:
@@ -2500,7 +2500,7 @@ def inputs(i):
     return (rand(3, seed=i),)
 """)
 
-_program("gen-modules-filter-types", None, """
+_program("gen-modules-filter-types", (1, 0), """
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -2523,7 +2523,7 @@ def inputs(i):
     return (rand(2, 4, seed=i),)
 """)
 
-_program("gen-params-in-loss", None, """
+_program("gen-params-in-loss", (1, 0), """
 net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
 
 def f(x):
@@ -2541,7 +2541,7 @@ def observe():
 
 # ---- variants: context managers ----
 
-_program("ctx-cm-converts-exception", None, """
+_program("ctx-cm-converts-exception", (1, 2), """
 LOG = []
 
 @contextlib.contextmanager
@@ -2571,7 +2571,7 @@ def observe():
     return list(LOG)
 """)
 
-_program("ctx-exitstack-callback", None, """
+_program("ctx-exitstack-callback", (1, 2), """
 LOG = []
 
 @contextlib.contextmanager
@@ -2594,7 +2594,7 @@ def observe():
     return list(LOG)
 """)
 
-_program("ctx-suppress-nullcontext", None, """
+_program("ctx-suppress-nullcontext", (1, 0), """
 def f(x, use_nograd):
     table = {"a": 2.0}
     scale = 1.0
@@ -2611,7 +2611,7 @@ def inputs(i):
     return rand(3, seed=i, grad=True), False
 """)
 
-_program("ctx-grad-modes-nested", None, """
+_program("ctx-grad-modes-nested", (1, 0), """
 def f(x, flag):
     with torch.set_grad_enabled(flag):
         a = x * 2
@@ -2628,7 +2628,7 @@ def inputs(i):
     return rand(3, seed=i, grad=True), True
 """)
 
-_program("ctx-autocast-cpu-bf16", None, """
+_program("ctx-autocast-cpu-bf16", (1, 0), """
 lin = nn.Linear(4, 4)
 
 def f(x):
@@ -2642,7 +2642,7 @@ def inputs(i):
     return (rand(3, 4, seed=i),)
 """)
 
-_program("ctx-class-exit-swallows", None, """
+_program("ctx-class-exit-swallows", (1, 2), """
 LOG = []
 
 class Ignore:
@@ -2676,7 +2676,7 @@ def observe():
 
 # ---- variants: a training step in one function ----
 
-_program("train-sgd-nesterov-set-to-none", None, """
+_program("train-sgd-nesterov-set-to-none", (3, 1), """
 model = nn.Sequential(nn.Linear(4, 6), nn.GELU(), nn.Linear(6, 2))
 opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-4)
 
@@ -2695,7 +2695,7 @@ def observe():
     return [p for p in model.parameters()]
 """)
 
-_program("train-adamw-clip-scheduler", None, """
+_program("train-adamw-clip-scheduler", (4, 2), """
 model = nn.Sequential(nn.Linear(3, 5), nn.ReLU(), nn.Linear(5, 1))
 opt = torch.optim.AdamW(model.parameters(), lr=0.02, weight_decay=0.01)
 sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
@@ -2717,7 +2717,7 @@ def observe():
     return [p for p in model.parameters()]
 """)
 
-_program("train-two-models-one-loss", None, """
+_program("train-two-models-one-loss", (4, 0), """
 enc = nn.Linear(4, 3)
 head = nn.Linear(3, 2)
 opt = torch.optim.Adam(list(enc.parameters()) + list(head.parameters()), lr=0.01)
@@ -2742,7 +2742,7 @@ def observe():
 
 # ---- variants: str / repr / format ----
 
-_program("str-fstring-conversions", None, """
+_program("str-fstring-conversions", (1, 0), """
 class Cfg:
     def __init__(self, d):
         self.d = d
@@ -2763,7 +2763,7 @@ def inputs(i):
     return (rand(2, 3, seed=i),)
 """)
 
-_program("str-percent-and-format-method", None, """
+_program("str-percent-and-format-method", (1, 0), """
 def f(x):
     rows, cols = x.shape
     a = "%s x %d = %.2f" % ("shape", rows, cols * 1.5)
@@ -2780,7 +2780,7 @@ def inputs(i):
 
 # ---- variants: functools ----
 
-_program("func-partial-kwargs", None, """
+_program("func-partial-kwargs", (1, 0), """
 import functools
 
 def scaled(x, scale=1.0, shift=0.0):
@@ -2807,7 +2807,7 @@ def inputs(i):
     return (rand(2, 3, seed=i),)
 """)
 
-_program("func-wraps-decorator", None, """
+_program("func-wraps-decorator", (1, 2), """
 import functools
 
 CALLS = []
@@ -2834,7 +2834,7 @@ def observe():
     return list(CALLS)
 """)
 
-_program("func-lru-cache-helper", None, """
+_program("func-lru-cache-helper", (1, 0), """
 import functools
 
 @functools.lru_cache(maxsize=None)
@@ -2852,7 +2852,7 @@ def inputs(i):
 
 # ---- variants: objects made inside ----
 
-_program("fresh-frozen-dataclass-factory", None, """
+_program("fresh-frozen-dataclass-factory", (1, 0), """
 @dataclasses.dataclass(frozen=True)
 class Out:
     logits: torch.Tensor
@@ -2872,7 +2872,7 @@ def inputs(i):
     return (rand(2, 3, seed=i, grad=True),)
 """)
 
-_program("fresh-namedtuple-output", None, """
+_program("fresh-namedtuple-output", (1, 0), """
 from typing import NamedTuple, Optional
 
 class Output(NamedTuple):
@@ -2892,7 +2892,7 @@ def inputs(i):
 
 # ---- variants: module attributes, hooks, super() chains, __call__ ----
 
-_program("attrs-getattr-fstring-layers", None, """
+_program("attrs-getattr-fstring-layers", (1, 0), """
 class Net(nn.Module):
     def __init__(self, n=3):
         super().__init__()
@@ -2914,7 +2914,7 @@ def inputs(i):
     return (rand(2, 4, seed=i),)
 """)
 
-_program("attrs-setattr-self-in-forward", None, """
+_program("attrs-setattr-self-in-forward", (1, 2), """
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -2939,7 +2939,7 @@ def observe():
     return net.calls, net.last_shape, net.last_mode
 """)
 
-_program("attrs-register-buffer-in-forward", None, """
+_program("attrs-register-buffer-in-forward", (1, 1), """
 class Cache(nn.Module):
     def __init__(self):
         super().__init__()
@@ -2963,7 +2963,7 @@ def observe():
     return dict(net.named_buffers())
 """)
 
-_program("mod-training-branch-toggle", None, """
+_program("mod-training-branch-toggle", (1, 1), """
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -2986,7 +2986,7 @@ def f(x):
     return net(x)
 """)
 
-_program("mod-super-chain", None, """
+_program("mod-super-chain", (1, 0), """
 class Base(nn.Module):
     def __init__(self):
         super().__init__()
@@ -3016,7 +3016,7 @@ def inputs(i):
     return (rand(2, 3, seed=i, grad=True),)
 """)
 
-_program("mod-call-override", None, """
+_program("mod-call-override", (1, 2), """
 class Wrapped(nn.Module):
     def __init__(self):
         super().__init__()
@@ -3042,7 +3042,7 @@ def observe():
     return net.count
 """)
 
-_program("mod-hooks-pre-and-forward", None, """
+_program("mod-hooks-pre-and-forward", (1, 2), """
 LOG = []
 net = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 2))
 
@@ -3067,7 +3067,7 @@ def observe():
     return list(LOG)
 """)
 
-_program("isinstance-typing-abc", None, """
+_program("isinstance-typing-abc", (1, 0), """
 import collections.abc, numbers, typing
 
 def describe(v):
@@ -3093,7 +3093,7 @@ def inputs(i):
     return (rand(2, seed=i),)
 """)
 
-_program("probe-warn-and-log-in-forward", None, """
+_program("probe-warn-and-log-in-forward", (1, 0), """
 import logging, warnings
 
 logger = logging.getLogger("construct.variant")
@@ -3126,7 +3126,7 @@ def inputs(i):
 
 # ---- variants: `in`, closures, environment, experts ----
 
-_program("in-containers-dynamic-keys", None, """
+_program("in-containers-dynamic-keys", (1, 0), """
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -3152,7 +3152,7 @@ def inputs(i):
     return (rand(2, 3, seed=i),)
 """)
 
-_program("closure-returns-tensor-capture", None, """
+_program("closure-returns-tensor-capture", (1, 0), """
 def make(x, k):
     scale = x.mean()
     def apply(y):
@@ -3170,7 +3170,7 @@ def inputs(i):
     return (rand(3, seed=i),)
 """)
 
-_program("env-getenv-int-layers", None, """
+_program("env-getenv-int-layers", (1, 0), """
 os.environ["JITCORE_CONSTRUCT_DEPTH"] = "3"
 layers = nn.ModuleList([nn.Linear(3, 3) for _ in range(5)])
 
@@ -3187,7 +3187,7 @@ def inputs(i):
     return (rand(2, 3, seed=i),)
 """)
 
-_program("moe-where-tuple-index-add", None, """
+_program("moe-where-tuple-index-add", (0, 0), """
 class Moe(nn.Module):
     def __init__(self, d=4, n=3, k=2):
         super().__init__()
@@ -3221,7 +3221,7 @@ def observe():
 
 # ---- variants (session 10), second batch: what libraries do around forward ----
 
-_program("ctx-contextmanager-as-decorator", None, """
+_program("ctx-contextmanager-as-decorator", (1, 2), """
 LOG = []
 
 @contextlib.contextmanager
@@ -3250,7 +3250,7 @@ def observe():
     return list(LOG)
 """)
 
-_program("ctx-redirect-stdout", None, """
+_program("ctx-redirect-stdout", (0, 0), """
 import io
 
 def f(x):
@@ -3264,7 +3264,7 @@ def inputs(i):
     return (rand(3, seed=i),)
 """)
 
-_program("exc-custom-raised-caught", None, """
+_program("exc-custom-raised-caught", (0, 0), """
 class ShapeError(ValueError):
     def __init__(self, expected, got):
         super().__init__(f"expected {expected}, got {got}")
@@ -3291,7 +3291,7 @@ def inputs(i):
     return (rand(2, 3, seed=i),)
 """)
 
-_program("exc-assert-shapes", None, """
+_program("exc-assert-shapes", (1, 0), """
 def attend(q, k):
     assert q.dim() == 3, f"q must be 3-d, got {q.dim()}"
     torch._assert(q.shape[-1] == k.shape[-1], "head dims differ")
@@ -3309,7 +3309,7 @@ def inputs(i):
     return rand(2, 3, 4, seed=i), rand(2, 5, 4, seed=10 + i)
 """)
 
-_program("enum-mode-branch", None, """
+_program("enum-mode-branch", (1, 0), """
 import enum
 
 class Mode(enum.Enum):
@@ -3337,7 +3337,7 @@ def inputs(i):
     return (rand(2, 3, seed=i),)
 """)
 
-_program("mod-getattr-fallback", None, """
+_program("mod-getattr-fallback", (1, 0), """
 class Config:
     def __init__(self, **kw):
         self.__dict__.update(kw)
@@ -3372,7 +3372,7 @@ def inputs(i):
     return (rand(2, 3, seed=i),)
 """)
 
-_program("mod-mixin-mro-super", None, """
+_program("mod-mixin-mro-super", (1, 0), """
 class InitMixin:
     def extra(self, x):
         return x * 0.5
@@ -3401,7 +3401,7 @@ def inputs(i):
     return (rand(2, 3, seed=i, grad=True),)
 """)
 
-_program("mod-cached-property-config", None, """
+_program("mod-cached-property-config", (1, 1), """
 import functools
 
 class Spec:
@@ -3427,7 +3427,7 @@ def observe():
     return sorted(vars(spec))
 """)
 
-_program("operator-getters-on-modules", None, """
+_program("operator-getters-on-modules", (0, 0), """
 net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
 shape_of = operator.attrgetter("weight.shape", "bias.shape")
 first_two = operator.itemgetter(slice(0, 2))
@@ -3444,7 +3444,7 @@ def inputs(i):
     return (rand(2, 3, seed=i),)
 """)
 
-_program("func-reduce-math-sizes", None, """
+_program("func-reduce-math-sizes", (1, 0), """
 import functools, math
 
 def f(x, ys):
@@ -3457,7 +3457,7 @@ def inputs(i):
     return rand(2, 4, seed=i), [rand(2, 4, seed=10 + j) for j in range(3)]
 """)
 
-_program("closure-list-of-lambdas-returned", None, """
+_program("closure-list-of-lambdas-returned", (0, 0), """
 def f(x):
     acts = {"relu": torch.relu, "tanh": torch.tanh}
     fns = [lambda y, a=a: acts[a](y) * x.mean() for a in sorted(acts)]
@@ -3474,7 +3474,7 @@ def inputs(i):
     return (rand(3, seed=i),)
 """)
 
-_program("global-counter-nonlocal", None, """
+_program("global-counter-nonlocal", (1, 2), """
 STEP = 0
 
 def make():
@@ -3499,7 +3499,7 @@ def observe():
     return STEP, bump.__closure__[0].cell_contents
 """)
 
-_program("probe-feature-checks", None, """
+_program("probe-feature-checks", (1, 0), """
 def f(q, k, v):
     sdpa = getattr(F, "scaled_dot_product_attention", None)
     if sdpa is not None and hasattr(torch, "compile"):
@@ -3514,7 +3514,7 @@ def inputs(i):
     return rand(1, 2, 3, 4, seed=i), rand(1, 2, 3, 4, seed=10 + i), rand(1, 2, 3, 4, seed=20 + i)
 """)
 
-_program("train-grad-accumulation", None, """
+_program("train-grad-accumulation", (2, 4), """
 model = nn.Linear(3, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 counter = [0]
@@ -3536,7 +3536,7 @@ def observe():
     return [p for p in model.parameters()], [p.grad for p in model.parameters()], counter[0]
 """)
 
-_program("train-autograd-grad-penalty", None, """
+_program("train-autograd-grad-penalty", (3, 0), """
 disc = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
 
 def f(x):
@@ -3553,7 +3553,7 @@ def observe():
     return [p.grad for p in disc.parameters()]
 """)
 
-_program("train-lambda-lr-param-groups", None, """
+_program("train-lambda-lr-param-groups", (3, 2), """
 model = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 1))
 opt = torch.optim.Adam([
     {"params": model[0].parameters(), "lr": 0.01},
@@ -3576,7 +3576,7 @@ def observe():
     return [p for p in model.parameters()]
 """)
 
-_program("fresh-dataclass-asdict-fields", None, """
+_program("fresh-dataclass-asdict-fields", (2, 0), """
 @dataclasses.dataclass
 class Stats:
     mean: torch.Tensor
@@ -3594,7 +3594,7 @@ def inputs(i):
     return (rand(3, 2, seed=i),)
 """)
 
-_program("loop-chunked-range-stride", None, """
+_program("loop-chunked-range-stride", (0, 0), """
 def f(x, chunk):
     outs = []
     for start in range(0, x.shape[0], chunk):
@@ -3608,7 +3608,7 @@ def inputs(i):
     return rand(7, 3, seed=i), 3
 """)
 
-_program("loop-zip-dict-values-modules", None, """
+_program("loop-zip-dict-values-modules", (0, 0), """
 class Fuse(nn.Module):
     def __init__(self):
         super().__init__()
@@ -3632,7 +3632,7 @@ def inputs(i):
     return rand(2, 3, seed=i), rand(2, 1, seed=10 + i)
 """)
 
-_program("moe-argsort-split-counts", None, """
+_program("moe-argsort-split-counts", (2, 2), """
 class Moe(nn.Module):
     def __init__(self, d=4, n=3):
         super().__init__()
@@ -3660,4 +3660,528 @@ def inputs(i):
 
 def observe():
     return [p.grad for p in moe.parameters()]
+""")
+
+# ---- variants (session 10), third batch: effects and exceptions around a break ----
+
+_program("break-print-order-effects", (1, 2), """
+LOG = []
+
+def f(x):
+    print("start", x.shape[0])
+    LOG.append("a")
+    y = x * 2
+    if y.abs().sum() >= 0:
+        print("branch")
+        LOG.append("b")
+    LOG.append(len(LOG))
+    print("end", len(LOG))
+    return y
+
+def inputs(i):
+    return (rand(3, seed=i),)
+
+def observe():
+    return list(LOG)
+""")
+
+_program("break-inside-with-region", (0, 0), """
+LOG = []
+
+@contextlib.contextmanager
+def region(tag):
+    LOG.append("in " + tag)
+    try:
+        yield
+    finally:
+        LOG.append("out " + tag)
+
+def f(x):
+    with region("r"):
+        y = x.cos()
+        if y.abs().sum() >= 0:
+            y = y + 1
+        LOG.append("after branch")
+    with torch.no_grad():
+        z = y * 2
+        if z.abs().sum() >= 0:
+            z = z - 1
+    return z, z.requires_grad
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+
+def observe():
+    return list(LOG)
+""")
+
+_program("break-raise-after-break", (1, 1), """
+LOG = []
+
+def f(x):
+    y = x * 3
+    if y.abs().sum() >= 0:
+        LOG.append("branched")
+    if x.shape[0] == 3:
+        raise ValueError(f"rows: {x.shape[0]} after {len(LOG)}")
+    return y
+
+def inputs(i):
+    return (rand(3 if i == 1 else 2, seed=i),)
+
+def observe():
+    return list(LOG)
+""")
+
+_program("break-try-finally-loop", (0, 0), """
+LOG = []
+
+def f(x):
+    for k in range(3):
+        try:
+            x = x * 2
+            if x.abs().sum() >= 0:
+                x = x / 3
+            if k == 1:
+                continue
+            LOG.append(k)
+        finally:
+            LOG.append("f%d" % k)
+    return x
+
+def inputs(i):
+    return (rand(3, seed=i),)
+
+def observe():
+    return list(LOG)
+""")
+
+_program("break-generator-across", (0, 0), """
+def gen(x):
+    for k in range(3):
+        y = x * k
+        if y.abs().sum() >= 0:
+            y = y + 1
+        yield y
+
+def f(x):
+    g = gen(x)
+    a = next(g)
+    b = [t.sum() for t in g]
+    return a, b
+
+def inputs(i):
+    return (rand(3, seed=i),)
+""")
+
+_program("break-list-mutation-both-sides", (2, 0), """
+def f(x, acc):
+    acc.append(x.sum())
+    y = x * 2
+    if y.abs().sum() >= 0:
+        acc.append(y.mean())
+    acc[0] = acc[0] * 10
+    acc.pop(1)
+    acc.insert(0, "head")
+    return y, len(acc)
+
+shared = []
+
+def inputs(i):
+    shared.clear()
+    shared.extend([1, 2])
+    return rand(3, seed=i), shared
+
+def observe():
+    return list(shared)
+""")
+
+_program("break-dict-state-module", (2, 2), """
+class Tracker(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.stats = {}
+
+    def forward(self, x):
+        y = self.fc(x)
+        self.stats["pre"] = y.detach().mean()
+        if y.abs().sum() >= 0:
+            y = y.relu()
+        self.stats["post"] = y.detach().mean()
+        self.stats.setdefault("calls", 0)
+        self.stats["calls"] += 1
+        return y
+
+net = Tracker()
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2, 3, seed=i),)
+
+def observe():
+    return dict(net.stats)
+""")
+
+_program("break-nested-calls-kwargs", (7, 0), """
+def inner(x, *, scale, shift=0.0):
+    y = x * scale
+    if y.abs().sum() >= 0:
+        y = y + shift
+    return y
+
+def middle(x, **kw):
+    return inner(x, **kw).sin() + inner(x, scale=2.0)
+
+def f(x):
+    return middle(x, scale=3.0, shift=1.0) * 2
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+""")
+
+_program("break-item-in-python", (3, 2), """
+def f(x):
+    n = int(x.abs().sum().item() * 10) % 4
+    out = x
+    for _ in range(n):
+        out = out * 2
+    thr = float(x.max())
+    return out, n, out > thr
+
+def inputs(i):
+    return (rand(3, seed=i),)
+""")
+
+_program("break-exception-in-loop-handler", (1, 0), """
+LOG = []
+
+def risky(t, k):
+    if k == 1:
+        raise KeyError(k)
+    return t * (k + 1)
+
+def f(x):
+    out = []
+    for k in range(3):
+        try:
+            y = risky(x, k)
+            if y.abs().sum() >= 0:
+                y = y.exp()
+        except KeyError as e:
+            LOG.append(repr(e))
+            continue
+        out.append(y)
+    return torch.stack(out)
+
+def inputs(i):
+    return (rand(2, seed=i),)
+
+def observe():
+    return list(LOG)
+""")
+
+_program("break-returned-closure-after", (2, 0), """
+def f(x):
+    scale = x.mean()
+    if scale.abs() >= 0:
+        scale = scale + 1
+    offsets = [1, 2]
+    def apply(y):
+        return y * scale + sum(offsets)
+    offsets.append(3)
+    return apply
+
+def probe_args():
+    return (torch.ones(2),)
+
+def inputs(i):
+    return (rand(3, seed=i),)
+""")
+
+_program("break-module-attr-write-after", (2, 2), """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.last = None
+        self.hist = []
+
+    def forward(self, x):
+        y = self.fc(x)
+        if y.abs().sum() >= 0:
+            y = y * 2
+        self.last = y.detach()
+        self.hist.append(tuple(y.shape))
+        del self.hist[:-2]
+        return y
+
+net = Net()
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2, 3, seed=i),)
+
+def observe():
+    return net.last, list(net.hist)
+""")
+
+# ---- variants (session 10), fourth batch ----
+
+_program("str-print-tensor-and-item", None, """
+def f(x):
+    loss = (x ** 2).mean()
+    print(f"loss {loss.item():.4f} max={x.max().item():.3f}")
+    print("tensor:", x.round(decimals=2))
+    print(f"{x.shape} {x.dtype} {x.device} {x.requires_grad}")
+    return loss * 2
+
+def inputs(i):
+    return (rand(2, 2, seed=i),)
+""")
+
+_program("autograd-mark-dirty-inplace", (1, 0), """
+class AddOneInplace(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.add_(1)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3
+
+def f(x):
+    y = x * 2
+    z = AddOneInplace.apply(y)
+    return z.sum(), z is y
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+""")
+
+_program("autograd-materialize-false", (1, 0), """
+class Split2(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        return x * 2, x * 3
+
+    @staticmethod
+    def backward(ctx, ga, gb):
+        out = torch.zeros_like(ga if ga is not None else gb)
+        if ga is not None:
+            out = out + ga * 2
+        if gb is not None:
+            out = out + gb * 3
+        return out
+
+def f(x):
+    a, b = Split2.apply(x)
+    return a.sum() * 1.5
+
+def inputs(i):
+    return (rand(4, seed=i, grad=True),)
+""")
+
+_program("gen-throw-caught", (1, 0), """
+def worker(x):
+    total = x
+    while True:
+        try:
+            v = yield total
+            total = total + v
+        except ValueError:
+            total = total * 0
+            yield total
+
+def f(x):
+    g = worker(x)
+    next(g)
+    g.send(x)
+    reset = g.throw(ValueError("reset"))
+    next(g)
+    after = g.send(x * 5)
+    g.close()
+    return reset, after
+
+def inputs(i):
+    return (rand(3, seed=i),)
+""")
+
+_program("ctx-abstract-cm-subclass", (1, 2), """
+LOG = []
+
+class Timer(contextlib.AbstractContextManager):
+    def __init__(self, name):
+        self.name = name
+
+    def __exit__(self, *exc):
+        LOG.append((self.name, exc[0] is None))
+        return None
+
+class Scoped(contextlib.ContextDecorator):
+    def __enter__(self):
+        LOG.append("scoped in")
+        return self
+
+    def __exit__(self, *exc):
+        LOG.append("scoped out")
+        return False
+
+@Scoped()
+def body(x):
+    return x.tanh()
+
+def f(x):
+    with Timer("t") as t:
+        y = body(x) * 2
+    return y, t.name
+
+def inputs(i):
+    return (rand(3, seed=i),)
+
+def observe():
+    return list(LOG)
+""")
+
+_program("train-eval-toggle-in-step", (3, 0), """
+model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.05)
+
+def f(x, y):
+    model.train()
+    loss = F.mse_loss(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    model.eval()
+    with torch.no_grad():
+        val = F.mse_loss(model(x), y)
+    return loss.detach(), val
+
+def inputs(i):
+    return rand(5, 3, seed=i), rand(5, 1, seed=80 + i)
+
+def observe():
+    return [p for p in model.parameters()] + [b for b in model.buffers()]
+""")
+
+_program("in-sequential-and-parameterlist", None, """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = nn.ReLU()
+        self.seq = nn.Sequential(nn.Linear(3, 3), self.act)
+        self.scales = nn.ParameterList([nn.Parameter(torch.ones(3) * k) for k in (1.0, 2.0)])
+
+    def forward(self, x):
+        y = self.seq(x)
+        if self.act in self.seq:
+            y = y + 1
+        for s in self.scales:
+            y = y * s
+        return y, len(self.scales), self.scales[-1] in list(self.scales)
+
+net = Net()
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2, 3, seed=i, grad=True),)
+""")
+
+_program("attrs-class-attr-counter-instances", (1, 2), """
+class Layer(nn.Module):
+    created = 0
+    registry = {}
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+    def forward(self, x):
+        type(self).created += 1
+        Layer.registry[len(Layer.registry)] = x.shape[0]
+        return self.fc(x) * Layer.created
+
+layer = Layer()
+
+def f(x):
+    y = layer(x)
+    if hasattr(Layer, "tmp"):
+        del Layer.tmp
+    Layer.tmp = 1
+    return y
+
+def inputs(i):
+    return (rand(2, 2, seed=i),)
+
+def observe():
+    return Layer.created, dict(Layer.registry), Layer.tmp
+""")
+
+_program("moe-topk-scatter-gates", (0, 0), """
+class Router(nn.Module):
+    def __init__(self, d=4, n=4, k=2):
+        super().__init__()
+        self.k = k
+        self.n = n
+        self.gate = nn.Linear(d, n, bias=False)
+        self.experts = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
+
+    def forward(self, x):
+        logits = self.gate(x)
+        top, idx = logits.topk(self.k, dim=-1)
+        gates = torch.zeros_like(logits).scatter(-1, idx, top.softmax(-1))
+        out = torch.zeros_like(x)
+        for e in range(self.n):
+            mask = gates[:, e] > 0
+            if not mask.any():
+                continue
+            rows = mask.nonzero(as_tuple=True)[0]
+            out[rows] += gates[rows, e, None] * self.experts[e](x[rows])
+        aux = (gates.mean(0) * F.one_hot(idx[:, 0], self.n).float().mean(0)).sum() * self.n
+        return out, aux
+
+moe = Router()
+
+def f(x):
+    return moe(x)
+
+def inputs(i):
+    return (rand(6, 4, seed=i, grad=True),)
+
+def observe():
+    return [p.grad for p in moe.parameters()]
+""")
+
+_program("env-in-environ-branch-module", (1, 0), """
+os.environ.pop("JITCORE_CONSTRUCT_FAST", None)
+
+class Attn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(4, 12)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).chunk(3, -1)
+        if "JITCORE_CONSTRUCT_FAST" in os.environ or os.getenv("JITCORE_CONSTRUCT_SDPA") == "1":
+            return F.scaled_dot_product_attention(q, k, v)
+        w = (q @ k.transpose(-1, -2) / 2.0).softmax(-1)
+        return w @ v
+
+net = Attn()
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(1, 3, 4, seed=i),)
 """)

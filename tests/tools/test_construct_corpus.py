@@ -22,6 +22,21 @@ KNOWN_LOSSES = {
     # a tensor op whose shapes make it raise (view to an impossible shape) inside `try/except RuntimeError`:
     # the fake-tensor error is not taken for the program's own, so the frame breaks there with nothing before it
     "ctx-try-except-tensor": "a shape error caught by the program breaks",
+    # a loop whose body breaks, in a frame that also has a graph before the loop: torch.compile gives the frame
+    # with the loop up and runs the loop natively (its count is the graph before it, or those of a callee), where
+    # jitcore resumes the loop in graphs, one entry per path through the body (the index compared with a limit,
+    # the loop's end)
+    "loop-for-else": "a loop torch.compile runs natively is resumed in graphs",
+    "loop-comprehension-branch": "a loop torch.compile runs natively is resumed in graphs",
+    "break-exception-in-loop-handler": "a loop torch.compile runs natively is resumed in graphs",
+    # `self.register_buffer(...)` inside forward on a module that existed before the call breaks (the buffer
+    # table is not modelled as a side effect)
+    "attrs-register-buffer-in-forward": "register_buffer in forward breaks",
+    # a dict attribute of the module is wrapped whole, each value guarded: a counter in it (`stats["calls"] += 1`)
+    # recompiles the prefix and the resume function once more than torch.compile
+    "break-dict-state-module": "every item of a dict read is guarded",
+    # `.item()` values formatted or compared in Python after the break are guarded by value
+    "break-item-in-python": "a number read with .item() is guarded by value after the break",
 }
 
 

@@ -1,4 +1,5 @@
-"""torch.nn.Module instances: parameters and buffers become graph inputs, calls inline `forward`.
+"""torch.nn.Module instances: parameters and buffers become graph inputs, calls inline `forward` (through the
+class's own `__call__` where it overrides nn.Module's).
 
 A module is guarded by identity, or, on a path the recompile policy made structural, by type and structure
 (`structural_module`, Note [Instances shared by structure]); what the graph reads from it (a constant attribute, a
