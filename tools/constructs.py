@@ -3945,21 +3945,23 @@ def inputs(i):
 """)
 
 _program("autograd-mark-dirty-inplace", (1, 0), """
-class AddOneInplace(torch.autograd.Function):
+class ScaleInplace(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x):
-        x.add_(1)
+    def forward(ctx, x, s):
+        x.mul_(s)
         ctx.mark_dirty(x)
+        ctx.s = s
         return x
 
     @staticmethod
     def backward(ctx, g):
-        return g * 3
+        return g * ctx.s, None
 
 def f(x):
-    y = x * 2
-    z = AddOneInplace.apply(y)
-    return z.sum(), z is y
+    buf = x.clone()
+    out = ScaleInplace.apply(buf, 3.0)
+    out2 = ScaleInplace.apply(out, 0.5)
+    return out2 + x, out2 is buf
 
 def inputs(i):
     return (rand(3, seed=i, grad=True),)
