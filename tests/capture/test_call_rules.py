@@ -181,6 +181,12 @@ def test_torch_probes_environment_ops_and_training_entry_points():
     assert first_rule(torch.optim.SGD.zero_grad).meaning is Meaning.NATIVE
 
 
+def test_nn_module_call_written_out_is_a_lookaside():
+    # `super().__call__(...)` in a module class that overrides __call__ reaches these
+    assert first_rule(torch.nn.Module.__call__).meaning is Meaning.LOOKASIDE
+    assert first_rule(torch.nn.Module._call_impl).meaning is Meaning.LOOKASIDE
+
+
 def test_numpy_functions_are_graph_rules_and_numpy_random_has_none():
     np = pytest.importorskip("numpy")
     for fn in (np.exp, np.sum, np.asarray, np.linalg.norm, np.fft.fft):
