@@ -109,6 +109,9 @@ class CaptureContext:
         #: (Note [is_compiling() when the traced code raises], capture/frame.py)
         self.compiling = True
         self.asked_compiling = False
+        #: the TorchFunctionModes entered in the traced code, innermost last (values/function_modes.ModeEntry;
+        #: Note [Torch function modes traced])
+        self.function_modes: list = []
 
     def push_cleanup(self, undo) -> None:
         """Remember how to undo a real state switch made while tracing (grad mode, autocast)."""
@@ -121,7 +124,7 @@ class CaptureContext:
         """What capture has made so far, by count: graph nodes, guards, side effects, inlined frames, open state
         switches. Unchanged across an instruction that raised a break: the instruction changed none of them."""
         return (self.graph.node_count, len(self.guards), len(self.side_effects), self.frames_made,
-                len(self._cleanups))
+                len(self._cleanups), len(self.function_modes))
 
     def run_cleanups(self) -> None:
         """Undo, innermost first, every switch still open (capture stopped inside a region), and put grad mode

@@ -27,6 +27,7 @@ from jitcore.capture.shapes import DYNAMIC_DIMS
 from jitcore.capture.sources import ArrayTensorSource, ModuleDictSource
 from jitcore.capture.values.base import Value
 from jitcore.capture.values.context_vars import escaping_token
+from jitcore.capture.values.function_modes import relocate
 from jitcore.capture.values.symint import SymIntValue
 from jitcore.capture.values.tensor import TensorValue
 
@@ -168,7 +169,15 @@ def _attempt(code, fn_globals, closure, args, fn_name, start, paths, shape_choic
         # inside the try: a resume stub's frame wraps its stack values as it starts (FrameState.root)
         state = FrameState.root(ctx, args)
         result = state.run()
+        if ctx.function_modes:
+            raise relocate(ctx, GraphBreak("torch_function_mode", "returning with a TorchFunctionMode entered"))
     except StopCapture as stopped:
+        if ctx.function_modes:
+            # a replay asked to stop inside a traced mode (an earlier break's point): stop where it was entered
+            inside = relocate(ctx, GraphBreak("torch_function_mode", "a break point inside a TorchFunctionMode"))
+            inside.earlier = True
+            inside.guards = list(ctx.guards)
+            raise inside from None
         frame = stopped.state
         frame.check_suspended_generators()
         break_point = continuation_at(frame, stopped.inst, stop[2] if stop is not None else stopped.reason)

@@ -39,6 +39,7 @@ from jitcore.capture.values.objects import is_trusted_module
 from jitcore.capture.values.torch_rules import is_torch_code, is_torch_runtime
 from jitcore.capture.values.arguments import bind_arguments
 from jitcore.capture.values.generator import GeneratorValue
+from jitcore.capture.values.function_modes import relocate
 
 __all__ = ["FrameState", "CaptureInternalError", "StopCapture", "instructions_of", "exception_table",
            "exception_handler", "clear_code_caches"]
@@ -339,6 +340,9 @@ class FrameState:
             # where the root frame was when capture had to stop (or when the exception being handled was
             # raised): the break point of the frame
             brk.root_offset, brk.root_visit = self.origin()
+        if self.parent is None:
+            # no break point inside a TorchFunctionMode entered in the trace (Note [Torch function modes traced])
+            relocate(self.ctx, brk)
         if brk.location is None and self.parent is not None and is_torch_code(self.code):
             # Note [Only the user's code] (runtime/autoenable.py): a break inside torch's own code is the user's
             # call into torch, reported there; the detail names the torch function it stopped in
@@ -484,8 +488,9 @@ class FrameState:
         return None
 
     # -- inlining ---------------------------------------------------------------------------------------------
-    def inline_call(self, fn, args: list, kwargs: dict, fn_source=None):
-        """Trace a call to an existing Python function by running its code in a child frame."""
+    def inline_call(self, fn, args: list, kwargs: dict, fn_source=None, machinery=False):
+        """Trace a call to an existing Python function by running its code in a child frame. `machinery`: fn is
+        traced even where it is torch's own machinery (a mode's __torch_function__ is the dispatch itself)."""
         standin = self.ctx.standin_value(fn)
         if standin is not None:
             # a method of a class made inside (values/class_statement.py): the function value it stands for
@@ -495,7 +500,7 @@ class FrameState:
             name = getattr(fn, "__qualname__", fn)
             raise GraphBreak("unsupported_call", f"{name} is not a Python function ({type(fn).__name__})")
         code = fn.__code__
-        if is_torch_runtime(fn):
+        if is_torch_runtime(fn) and not machinery:
             raise GraphBreak("torch_runtime", f"{fn.__module__}.{fn.__qualname__}()")
         if is_disabled(fn):
             raise GraphBreak("disabled_function", f"{fn.__qualname__} is marked with jit.disable")

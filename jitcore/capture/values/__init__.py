@@ -25,6 +25,7 @@ from jitcore.capture.values import constructors, torch_rules, torch_probes  # no
 from jitcore.capture.values import sets  # noqa: F401 (it registers set and frozenset with const())
 from jitcore.capture.values import cached_call, copy_rules, dunders, getters, heapq_rules, itertools_rules  # noqa: F401 (call rules)
 from jitcore.capture.values import vmap  # noqa: F401 (torch.vmap's call rule)
+from jitcore.capture.values import function_mode_rules  # noqa: F401 (TorchFunctionMode's call rules)
 from jitcore.capture.values.numpy_rules import is_numpy_function
 from jitcore.capture.values.ndarray import array_input, np
 from jitcore.capture.values.collections_kinds import OrderedDictValue, DefaultDictValue, DequeValue
@@ -199,6 +200,10 @@ def _wrap_callable(state, value, source):
         # a C classmethod read from its class (dict.fromkeys) is a new object on every read, equal to the last
         _guard(state, source, EqualsMatch(value))
         return _CALLABLE_KINDS.get(rule.meaning if rule else Meaning.OPAQUE, OpaqueValue)(value, source)
+    if source is None and type(value) is types.MethodWrapperType and rule is not None \
+            and rule.meaning is Meaning.LOOKASIDE:
+        # made by capture itself (a tensor property's getter handed to a TorchFunctionMode): its rule models it
+        return LookasideValue(value, None)
     if owner is not None and not isinstance(owner, (types.ModuleType, type)) and not _is_pybind_function(value):
         # a builtin method bound to an instance is a fresh object on every read: identity never matches
         _guard(state, source, TypeMatch(type(value)))

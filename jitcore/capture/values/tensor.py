@@ -23,6 +23,7 @@ from jitcore.capture.values.constant import ConstantValue, const
 from jitcore.capture.values.wrapping import wrap
 from jitcore.capture.values.sequence import TupleValue, ListValue
 from jitcore.capture.values.symint import SizeBoolValue, SizeValue
+from jitcore.capture.values.function_modes import dispatch, operator_func, property_getter
 
 __all__ = ["TensorValue", "OWNED_METHODS", "graph_call", "graph_call_side_effect", "wrap_fake_result"]
 
@@ -92,6 +93,13 @@ class TensorValue(Value):
         return [self.getitem(state, const(i)) for i in range(count)]
 
     def getattr(self, state, name):
+        if state.ctx.function_modes:
+            # a C property read shows the active TorchFunctionMode `Tensor.<name>.__get__` (Note [Torch function
+            # modes traced], values/function_modes.py)
+            getter = property_getter(name)
+            through = dispatch(state, getter, [self], {}) if getter is not None else None
+            if through is not None:
+                return through
         if name in _UNSUPPORTED_ATTRS:
             raise GraphBreak("unsupported_value", f"tensor attribute .{name}")
         if name in _DATA_METHODS or name in _AUTOGRAD_METHODS:
@@ -136,20 +144,32 @@ class TensorValue(Value):
         return hasattr(self.fake, name)
 
     def getitem(self, state, key):
+        through = dispatch(state, torch.Tensor.__getitem__, [self, key], {})
+        if through is not None:
+            return through
         return graph_call(state, "call_function", operator.getitem, [self, key], {})
 
     def setitem(self, state, key, value):
-        graph_call(state, "call_function", operator.setitem, [self, key, value], {})
+        if dispatch(state, torch.Tensor.__setitem__, [self, key, value], {}) is None:
+            graph_call(state, "call_function", operator.setitem, [self, key, value], {})
 
     def binary_op(self, state, op, other, reflected):
         if not _tensor_operand(other):
             return NotImplemented
         args = [other, self] if reflected else [self, other]
+        if state.ctx.function_modes:
+            through = _operator_through_modes(state, op, not reflected, args)
+            if through is not None:
+                return through
         return graph_call(state, "call_function", getattr(operator, op), args, {})
 
     def unary_op(self, state, op):
         if op == "not_":
             return self.truth(state)
+        if state.ctx.function_modes:
+            through = _operator_through_modes(state, op, True, [self])
+            if through is not None:
+                return through
         return graph_call(state, "call_function", getattr(operator, op), [self], {})
 
     def contains(self, state, item):
@@ -223,6 +243,18 @@ def _tensor_operand(value) -> bool:
         isinstance(c, numbers.Number) and type(c).__module__ == "numpy"))
 
 
+def _operator_through_modes(state, op: str, tensor_left: bool, args: list):
+    """An operator under a traced TorchFunctionMode: the func eager hands the mode, with the tensor first where
+    eager puts it first (`1 - x` is `Tensor.__rsub__(x, 1)`)."""
+    learnt = operator_func(op, tensor_left)
+    if learnt is None:
+        raise GraphBreak("torch_function_mode", f"operator.{op} on a tensor under a TorchFunctionMode")
+    func, tensor_first = learnt
+    if len(args) == 2 and tensor_first != tensor_left:
+        args = args[::-1]
+    return dispatch(state, func, args, {})
+
+
 class TensorMethodValue(Value):
     """`x.method` before it is called: calling it makes a call_method node (or folds metadata)."""
 
@@ -243,6 +275,11 @@ class TensorMethodValue(Value):
         return f"{codegen.load(self.tensor)}.{self.name}"
 
     def call(self, state, args, kwargs):
+        if state.ctx.function_modes:
+            func = getattr(self.tensor.tensor_type, self.name, None) or getattr(torch.Tensor, self.name)
+            through = dispatch(state, func, [self.tensor, *args], kwargs)
+            if through is not None:
+                return through
         owner = OWNED_METHODS.get(self.name)
         if owner is not None:
             return owner(state, self.tensor, args, kwargs)

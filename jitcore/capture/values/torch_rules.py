@@ -26,6 +26,7 @@ from jitcore.capture.values.call_rules import (CallRule, Meaning, register_calla
                                                KNOWN_CALLABLE, TORCH_RUNTIME, TORCH_OPERATOR, NATIVE_LIBRARY)
 from jitcore.capture.values.base import NOT_CONSTANT
 from jitcore.capture.values.constant import const, fold
+from jitcore.capture.values.function_modes import dispatch
 from jitcore.capture.values.introspection import signature_lookaside
 from jitcore.marks import disabled_by_torch, is_compiling
 
@@ -120,6 +121,9 @@ def _torch_call(state, fn, args, kwargs):
     if name.startswith(_STATEFUL_PREFIXES):
         raise GraphBreak("unsupported_call", f"torch.{name} changes process state, so it runs in Python",
                          hint="process_state", hint_fields={"callee": f"torch.{name}"})
+    through = dispatch(state, fn, args, kwargs)
+    if through is not None:
+        return through
     data = args[0] if args else kwargs.get("data")
     if fn in _SYMBOLIC_FORMS and data is not None and _holds_symbolic_number(data):
         fn = _SYMBOLIC_FORMS[fn]
@@ -140,7 +144,10 @@ def _holds_symbolic_number(value) -> bool:
 
 def _no_torch_function(state, fn, args, kwargs):
     """torch.overrides.has_torch_function*: False unless an argument is a tensor subclass that overrides
-    __torch_function__ (then the frame is not modelled)."""
+    __torch_function__ (then the frame is not modelled), or a traced TorchFunctionMode is active (True, and
+    handle_torch_function dispatches: values/function_modes.py)."""
+    if state.ctx.function_modes:
+        return const(True)
     values = list(args)
     for value in list(values):
         if not value.is_tensor():
@@ -327,7 +334,3 @@ register_predicate(NATIVE_LIBRARY, lambda fn: _native_root(fn) not in (None, *_I
 for _deepcopy in {torch.Tensor.__deepcopy__, torch.nn.Parameter.__deepcopy__}:
     register_callable(_deepcopy, TORCH_RUNTIME, CallRule("Tensor.__deepcopy__", Meaning.NATIVE,
                                                          break_kind="unsupported_call"))
-# entering a TorchFunctionMode pushes it for real: the block under it runs in Python (Note [Torch function modes],
-# capture/frame.py)
-register_callable(torch.overrides.TorchFunctionMode.__enter__, TORCH_RUNTIME,
-                  CallRule("TorchFunctionMode.__enter__", Meaning.NATIVE, break_kind="torch_function_mode"))
