@@ -151,6 +151,10 @@ def _find_and_replay(attempt, compiling: bool) -> Captured:
 
 def _attempt(code, fn_globals, closure, args, fn_name, start, paths, shape_choice, autograd_backend,
              compiling, stop) -> Captured:
+    if torch._C._len_torch_function_stack():
+        # before anything of capture's own runs: the mode would see its torch calls (grad mode put back)
+        raise GraphBreak("torch_function_mode", f"{torch.overrides._get_current_function_mode().__class__.__name__} "
+                         "is active where the call starts")
     ctx = CaptureContext(code, fn_globals, fn_name, closure)
     ctx.compiling = compiling
     ctx.dynamic_paths, ctx.structural_paths = paths
@@ -163,9 +167,6 @@ def _attempt(code, fn_globals, closure, args, fn_name, start, paths, shape_choic
     break_point = None
     result = None
     try:
-        if torch._C._len_torch_function_stack():
-            raise GraphBreak("torch_function_mode", f"{torch.overrides._get_current_function_mode().__class__.__name__} "
-                             "is active where the call starts")
         # inside the try: a resume stub's frame wraps its stack values as it starts (FrameState.root)
         state = FrameState.root(ctx, args)
         result = state.run()

@@ -1,0 +1,205 @@
+"""TorchFunctionModes entered inside the captured function (Note [Torch function modes traced],
+capture/values/function_modes.py): each torch call under the mode goes through its inlined __torch_function__ with
+the mode taken off, so the graph holds what the mode made of it and the mode object's own changes are replayed; a
+break under a mode happens where the mode was entered, so nothing after it runs without the mode.
+"""
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+import jitcore as jit
+from tests.support import CountingBackend
+
+
+class AddBecomesSub(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func is torch.Tensor.add or func is torch.add:
+            func = torch.sub
+        return func(*args, **(kwargs or {}))
+
+
+class Log(TorchFunctionMode):
+    def __init__(self, log, tag="log"):
+        super().__init__()
+        self.log = log
+        self.tag = tag
+        self.calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.calls += 1
+        self.log.append((self.tag, func))
+        return func(*args, **(kwargs or {}))
+
+
+class FallThrough(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+def _compiled(fn):
+    backend = CountingBackend()
+    return jit.compile(fn, backend=backend), backend
+
+
+def rewrite_add(x):
+    with AddBecomesSub():
+        y = x + 1
+        z = torch.add(x, 2)
+    return y, z, x + 1
+
+
+def test_a_mode_that_rewrites_an_op_is_traced_into_one_graph():
+    x = torch.randn(4)
+    compiled, backend = _compiled(rewrite_add)
+    for got, want in zip(compiled(x), rewrite_add(x)):
+        assert torch.equal(got, want)
+    assert backend.graph_count == 1
+    targets = [n.target for n in backend.graphs[0].graph.nodes if n.op == "call_function"]
+    assert targets.count(torch.sub) == 2
+
+
+def counted(x, mode):
+    with mode:
+        y = x * 2 + x.shape[0]
+        y = y.sin()[1:]
+    return y
+
+
+def test_a_counting_mode_sees_every_call_and_its_count_is_replayed():
+    x = torch.randn(5)
+    eager_log, jit_log = [], []
+    eager_mode, jit_mode = Log(eager_log), Log(jit_log)
+    want = counted(x, eager_mode)
+    compiled, backend = _compiled(counted)
+    got = compiled(x, jit_mode)
+    assert torch.equal(got, want)
+    assert jit_log == eager_log and jit_mode.calls == eager_mode.calls == len(eager_log)
+    assert ("log", torch.Tensor.__getitem__) in jit_log and ("log", torch.Tensor.shape.__get__) in jit_log
+    assert backend.graph_count == 1
+    compiled(x, jit_mode)
+    assert jit_log == eager_log * 2
+
+
+def falls_through(x):
+    with FallThrough():
+        y = x[torch.tensor(1)] + x.sum()
+    return y * 2
+
+
+def test_a_mode_that_falls_through_leaves_the_ops_as_they_were():
+    x = torch.randn(3)
+    compiled, backend = _compiled(falls_through)
+    assert torch.equal(compiled(x), falls_through(x))
+    assert backend.graph_count == 1
+
+
+def nested(x, log):
+    with Log(log, "outer"):
+        with Log(log, "inner"):
+            y = x + 1
+        z = y * 2
+    return z
+
+
+def test_nested_modes_see_calls_innermost_first_then_the_next():
+    x = torch.randn(3)
+    eager_log, jit_log = [], []
+    want = nested(x, eager_log)
+    compiled, backend = _compiled(nested)
+    assert torch.equal(compiled(x, jit_log), want)
+    assert jit_log == eager_log
+    assert eager_log[:2] == [("inner", torch.Tensor.add), ("outer", torch.Tensor.add)]
+    assert backend.graph_count == 1
+
+
+def entered_outside(x):
+    return x + 1
+
+
+def test_a_mode_entered_before_the_call_still_decides_the_ops():
+    x = torch.randn(3)
+    compiled, _ = _compiled(entered_outside)
+    with AddBecomesSub():
+        assert torch.equal(compiled(x), x - 1)
+    assert torch.equal(compiled(x), x + 1)
+
+
+def raises_inside(x, log):
+    try:
+        with Log(log):
+            y = x + 1
+            raise ValueError("inside")
+    except ValueError:
+        y = y + 1
+    return y
+
+
+def test_an_exception_inside_the_block_leaves_the_mode():
+    x = torch.randn(3)
+    eager_log, jit_log = [], []
+    want = raises_inside(x, eager_log)
+    compiled, _ = _compiled(raises_inside)
+    assert torch.equal(compiled(x, jit_log), want)
+    assert jit_log == eager_log == [("log", torch.Tensor.add)]
+
+
+def breaks_inside(x, log):
+    with Log(log):
+        y = x + 1
+        print("under the mode")
+        z = y * 2
+    return z - 1
+
+
+def test_a_break_under_a_mode_runs_the_block_under_the_real_mode(capsys):
+    x = torch.randn(3)
+    eager_log, jit_log = [], []
+    want = breaks_inside(x, eager_log)
+    compiled, _ = _compiled(breaks_inside)
+    assert torch.equal(compiled(x, jit_log), want)
+    assert jit_log == eager_log == [("log", torch.Tensor.add), ("log", torch.Tensor.mul)]
+    assert jit.explain(breaks_inside, x, []).breaks[0].kind in {"print_or_io", "torch_function_mode"}
+
+
+def vmapped(x, log):
+    with Log(log):
+        return torch.vmap(lambda a: a * 2 + 1)(x)
+
+
+def test_vmap_under_a_mode_shows_the_mode_what_eager_shows_it():
+    x = torch.randn(2, 3)
+    eager_log, jit_log = [], []
+    want = vmapped(x, eager_log)
+    compiled, _ = _compiled(vmapped)
+    assert torch.equal(compiled(x, jit_log), want)
+    assert jit_log == eager_log
+
+
+def vmapped_pure(x):
+    with FallThrough():
+        return torch.vmap(lambda a: a[torch.tensor(0)] * 2)(x)
+
+
+def test_vmap_under_a_pure_mode_is_one_graph():
+    x = torch.randn(2, 3)
+    compiled, backend = _compiled(vmapped_pure)
+    assert torch.equal(compiled(x), vmapped_pure(x))
+    assert backend.graph_count == 1
+
+
+def mask(pad):
+    from torch._dynamo._trace_wrapped_higher_order_op import TransformGetItemToIndex
+
+    def both(b, q, kv):
+        return (kv <= q) & pad[b, kv]
+    f = both
+    for dims in [(None, None, 0), (None, 0, None), (0, None, None)]:
+        f = torch.vmap(f, in_dims=dims)
+    with TransformGetItemToIndex():
+        return f(torch.arange(2), torch.arange(4), torch.arange(4))
+
+
+def test_transformers_getitem_to_index_mode_builds_the_same_mask():
+    pad = torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1]], dtype=torch.bool)
+    compiled, _ = _compiled(mask)
+    assert torch.equal(compiled(pad), mask(pad))
