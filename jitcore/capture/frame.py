@@ -80,8 +80,9 @@ def capture_frame(code, fn_globals, closure, args: dict, fn_name: str, dynamic_p
 # one is active: a frame that starts under a mode (a call inside the user's `with mode:`, or the resume function
 # of a `with mode:` block entered at a break) runs natively, and GlobalStateMatch guards the depth of the mode
 # stack, so an entry made outside a mode is never run inside one, nor the reverse.
-# Entering a mode inside the capture is a break (its __enter__ pushes the mode for real), so the rest of the
-# block runs natively, and the code after the block is captured again once the mode is popped.
+# A mode entered inside the capture is traced instead (Note [Torch function modes traced],
+# capture/values/function_modes.py); a break under it moves to where it was entered, so from there the block
+# runs natively under the real mode, and the code after the block is captured again once the mode is popped.
 
 
 # Note [A break at an untouched instruction]

@@ -201,5 +201,59 @@ def mask(pad):
 
 def test_transformers_getitem_to_index_mode_builds_the_same_mask():
     pad = torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1]], dtype=torch.bool)
-    compiled, _ = _compiled(mask)
+    compiled, backend = _compiled(mask)
     assert torch.equal(compiled(pad), mask(pad))
+    assert backend.graph_count == 1
+
+
+class CountSizes(TorchFunctionMode):
+    """Counts only metadata questions, so the vmapped body (a * 2 + 1) stays pure and is traced."""
+
+    def __init__(self):
+        super().__init__()
+        self.asked = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func is torch.Tensor.dim or func is torch.Tensor.size:
+            self.asked += 1
+        return func(*args, **(kwargs or {}))
+
+
+def vmapped_sizes(x, y, mode):
+    with mode:
+        return torch.vmap(lambda a, b: a * 2 + b, in_dims=(-1, 0))(x, y)
+
+
+def test_vmap_under_a_mode_shows_it_vmaps_own_size_questions():
+    x, y = torch.randn(3, 2), torch.randn(2, 3)
+    eager_mode, jit_mode = CountSizes(), CountSizes()
+    want = vmapped_sizes(x, y, eager_mode)
+    compiled, backend = _compiled(vmapped_sizes)
+    assert torch.equal(compiled(x, y, jit_mode), want)
+    assert jit_mode.asked == eager_mode.asked == 7
+    assert backend.graph_count == 1
+
+
+class Double(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+def function_under_mode(x, log):
+    with Log(log):
+        return Double.apply(x) + 1
+
+
+def test_an_autograd_function_under_a_mode_shows_the_mode_its_forward():
+    x = torch.randn(3)
+    eager_log, jit_log = [], []
+    want = function_under_mode(x, eager_log)
+    compiled, _ = _compiled(function_under_mode)
+    assert torch.equal(compiled(x, jit_log), want)
+    assert jit_log == eager_log
+    assert ("log", torch.Tensor.mul) in eager_log

@@ -26,7 +26,7 @@ from jitcore.capture.values.call_rules import (CallRule, Meaning, register_calla
                                                KNOWN_CALLABLE, TORCH_RUNTIME, TORCH_OPERATOR, NATIVE_LIBRARY)
 from jitcore.capture.values.base import NOT_CONSTANT
 from jitcore.capture.values.constant import const, fold
-from jitcore.capture.values.function_modes import dispatch
+from jitcore.capture.values.function_modes import dispatch, mode_break
 from jitcore.capture.values.introspection import signature_lookaside
 from jitcore.marks import disabled_by_torch, is_compiling
 
@@ -267,7 +267,14 @@ def _function_apply(state, fn, args, kwargs):
     """The Function's apply as one graph node: its forward runs on fake tensors now (for the result's metadata) and
     for real when the graph runs, where autograd records the node with the user's backward, ctx and all, exactly
     as eager does; AOTAutograd backends trace that backward into the joint graph."""
+    _no_mode_sees_inside(state)
     return graph_node(state, _apply_target(fn.__self__), args, kwargs)
+
+
+def _no_mode_sees_inside(state) -> None:
+    """An active TorchFunctionMode sees the calls a Function's forward makes, which one graph node hides."""
+    if state.ctx.function_modes:
+        raise mode_break(state, "an autograd.Function call")
 
 
 def _python_function_apply(state, fn, args, kwargs):
@@ -276,6 +283,7 @@ def _python_function_apply(state, fn, args, kwargs):
     cls = args[0].constant() if args else NOT_CONSTANT
     if not (isinstance(cls, type) and issubclass(cls, torch.autograd.Function)):
         return NotImplemented
+    _no_mode_sees_inside(state)
     return graph_node(state, _apply_target(cls), args[1:], kwargs)
 
 
@@ -320,6 +328,22 @@ register_predicate(TORCH_OPERATOR, is_function_apply,
 _PYTHON_APPLY = getattr(vars(torch.autograd.Function).get("apply"), "__func__", None)
 if _PYTHON_APPLY is not None:
     treat_as_function_apply(_PYTHON_APPLY)
+
+
+def _torch_apply_override(fn) -> bool:
+    """The `apply` classmethod a Function class in torch's machinery defines over Function.apply (flex attention's
+    ModIndex, which TransformGetItemToIndex calls): never traced into (torch machinery), it is the Function's graph
+    node, whose target calls that very apply."""
+    if not (isinstance(fn, types.FunctionType) and fn.__name__ == "apply" and is_torch_runtime(fn)):
+        return False
+    owner_name, _, name = fn.__qualname__.rpartition(".")
+    owner = getattr(sys.modules.get(fn.__module__), owner_name, None) if "." not in owner_name else None
+    raw = vars(owner).get(name) if isinstance(owner, type) else None
+    return (isinstance(raw, classmethod) and raw.__func__ is fn and issubclass(owner, torch.autograd.Function))
+
+
+register_predicate(KNOWN_CALLABLE, _torch_apply_override, CallRule("a torch Function's own apply", Meaning.LOOKASIDE,
+                                                                   _python_function_apply))
 register_predicate(TORCH_RUNTIME, _runs_training, CallRule("training step", Meaning.NATIVE, break_kind="autograd"))
 # torch's machinery other than the training calls above (those say "autograd"): one claim per callable
 register_predicate(TORCH_RUNTIME, lambda fn: is_torch_runtime(fn) and not _runs_training(fn),

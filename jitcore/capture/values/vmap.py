@@ -117,10 +117,15 @@ def _traced_call(state, fn, args, kwargs, options):
         raise GraphBreak("vmap", f"in_dims {in_dims!r} for {len(args)} arguments")
     graph = state.graph
     batched = []  # (outer value, dim, body placeholder) of each argument tensor vmap batches
-    effects = (state.ctx.side_effects.writes, graph.write_count)
     with graph.nested_graph() as body:
         inner = [_per_example(state, body, arg, dim, batched) for arg, dim in zip(args, in_dims)]
+        if state.ctx.function_modes:
+            # vmap's check of the batch sizes asks each batched tensor's size(dim), which a mode sees
+            for value, dim, _ in batched:
+                _asked_through_modes(state, value, "size", dim, value.fake.size(dim))
         _check_batch_sizes(batched)
+        # what a mode did on vmap's own questions above is eager's too: only the function must be pure
+        effects = (state.ctx.side_effects.writes, graph.write_count)
         cleanups = state.ctx.progress()[4]
         result = fn.call(state, inner, kwargs)
         if (state.ctx.side_effects.writes, graph.write_count) != effects or state.ctx.progress()[4] != cleanups:
@@ -147,6 +152,10 @@ def _per_example(state, body, value, dim, batched):
     if value.is_tensor() and dim is not None:
         if type(dim) is not int or not -value.fake.dim() <= dim < value.fake.dim():
             raise GraphBreak("vmap", f"in_dim {dim!r} for a tensor of {value.fake.dim()} dims")
+        if state.ctx.function_modes:
+            # vmap checks the in_dim against dim() twice, and a negative one asks a third time to wrap it
+            for _ in range(3 if dim < 0 else 2):
+                _asked_through_modes(state, value, "dim", None, value.fake.dim())
         with state.graph.fake_mode:
             fake = _example(value.fake, dim)
         node = body.placeholder(f"batched_{len(batched)}")
@@ -172,6 +181,19 @@ def _example(fake, dim: int):
     example = torch.empty_strided([fake.size(d) for d in keep], [fake.stride(d) for d in keep], dtype=fake.dtype,
                                   device=fake.device)
     return example.requires_grad_(fake.requires_grad)
+
+
+def _asked_through_modes(state, value, method: str, arg, expected) -> None:
+    """Note [vmap under a TorchFunctionMode]: eager's vmap asks its batched inputs' dim() and size(dim) before
+    calling the function, and an active mode sees those calls (a mode that counts calls counts them). Under a
+    traced mode capture makes the same calls through it, in the same order; an answer the mode changed breaks,
+    as vmap would then do something else."""
+    answer = value.call_method(state, method, [] if arg is None else [const(arg)], {})
+    got = answer.constant()
+    if got is NOT_CONSTANT and answer.is_symbolic_number() and isinstance(expected, torch.SymInt):
+        return  # a dynamic size handed back as it was read
+    if got is NOT_CONSTANT or got != expected:
+        raise GraphBreak("vmap", f"a TorchFunctionMode changed what Tensor.{method}() answers to torch.vmap")
 
 
 def _check_batch_sizes(batched):
