@@ -41,6 +41,16 @@ def _compiled(fn):
     return jit.compile(fn, backend=backend), backend
 
 
+def _same_log_as_eager(fn, x):
+    """fn(x, log) compiled and eager: the same result and the same calls seen by the modes; (eager's log, backend)."""
+    eager_log, jit_log = [], []
+    want = fn(x, eager_log)
+    compiled, backend = _compiled(fn)
+    assert torch.equal(compiled(x, jit_log), want)
+    assert jit_log == eager_log
+    return eager_log, backend
+
+
 def rewrite_add(x):
     with AddBecomesSub():
         y = x + 1
@@ -102,12 +112,7 @@ def nested(x, log):
 
 
 def test_nested_modes_see_calls_innermost_first_then_the_next():
-    x = torch.randn(3)
-    eager_log, jit_log = [], []
-    want = nested(x, eager_log)
-    compiled, backend = _compiled(nested)
-    assert torch.equal(compiled(x, jit_log), want)
-    assert jit_log == eager_log
+    eager_log, backend = _same_log_as_eager(nested, torch.randn(3))
     assert eager_log[:2] == [("inner", torch.Tensor.add), ("outer", torch.Tensor.add)]
     assert backend.graph_count == 1
 
@@ -135,12 +140,8 @@ def raises_inside(x, log):
 
 
 def test_an_exception_inside_the_block_leaves_the_mode():
-    x = torch.randn(3)
-    eager_log, jit_log = [], []
-    want = raises_inside(x, eager_log)
-    compiled, _ = _compiled(raises_inside)
-    assert torch.equal(compiled(x, jit_log), want)
-    assert jit_log == eager_log == [("log", torch.Tensor.add)]
+    eager_log, _ = _same_log_as_eager(raises_inside, torch.randn(3))
+    assert eager_log == [("log", torch.Tensor.add)]
 
 
 def breaks_inside(x, log):
@@ -152,13 +153,11 @@ def breaks_inside(x, log):
 
 
 def test_a_break_under_a_mode_runs_the_block_under_the_real_mode(capsys):
-    x = torch.randn(3)
-    eager_log, jit_log = [], []
-    want = breaks_inside(x, eager_log)
-    compiled, _ = _compiled(breaks_inside)
-    assert torch.equal(compiled(x, jit_log), want)
-    assert jit_log == eager_log == [("log", torch.Tensor.add), ("log", torch.Tensor.mul)]
-    assert jit.explain(breaks_inside, x, []).breaks[0].kind in {"print_or_io", "torch_function_mode"}
+    eager_log, backend = _same_log_as_eager(breaks_inside, torch.randn(3))
+    assert eager_log == [("log", torch.Tensor.add), ("log", torch.Tensor.mul)]
+    # the break is at the `with` (the mode is real from there), and the resume function starts under it: native
+    reason = jit.explain(breaks_inside, torch.randn(3), []).breaks[0]
+    assert reason.kind == "print_or_io" and "under Log" in reason.reason
 
 
 def vmapped(x, log):
@@ -167,12 +166,7 @@ def vmapped(x, log):
 
 
 def test_vmap_under_a_mode_shows_the_mode_what_eager_shows_it():
-    x = torch.randn(2, 3)
-    eager_log, jit_log = [], []
-    want = vmapped(x, eager_log)
-    compiled, _ = _compiled(vmapped)
-    assert torch.equal(compiled(x, jit_log), want)
-    assert jit_log == eager_log
+    _same_log_as_eager(vmapped, torch.randn(2, 3))
 
 
 def vmapped_pure(x):
@@ -250,10 +244,5 @@ def function_under_mode(x, log):
 
 
 def test_an_autograd_function_under_a_mode_shows_the_mode_its_forward():
-    x = torch.randn(3)
-    eager_log, jit_log = [], []
-    want = function_under_mode(x, eager_log)
-    compiled, _ = _compiled(function_under_mode)
-    assert torch.equal(compiled(x, jit_log), want)
-    assert jit_log == eager_log
+    eager_log, _ = _same_log_as_eager(function_under_mode, torch.randn(3))
     assert ("log", torch.Tensor.mul) in eager_log
