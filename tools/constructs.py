@@ -4187,3 +4187,91 @@ def f(x):
 def inputs(i):
     return (rand(1, 3, 4, seed=i),)
 """)
+
+
+# ---- TorchFunctionModes entered inside the function (session 10) ----
+
+_program("mode-rewrites-add", (1, 0), """
+from torch.overrides import TorchFunctionMode
+
+class AddBecomesSub(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func is torch.Tensor.add or func is torch.add:
+            func = torch.sub
+        return func(*args, **(kwargs or {}))
+
+def f(x):
+    with AddBecomesSub():
+        y = x + 1
+        z = torch.add(y, x).relu()
+    return z * 2
+
+def inputs(i):
+    return (rand(3, 4, seed=i),)
+""")
+
+# torch.compile counts 5 calls where eager counts 4 (its count differs from eager's): no bar to measure against
+_program("mode-counts-calls", None, """
+from torch.overrides import TorchFunctionMode
+
+class Count(TorchFunctionMode):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.calls += 1
+        return func(*args, **(kwargs or {}))
+
+counter = Count()
+
+def f(x):
+    with counter:
+        y = (x * 2).sin()[0] + x.shape[1]
+    return y
+
+def inputs(i):
+    return (rand(3, 4, seed=i),)
+
+def observe():
+    return counter.calls
+""")
+
+_program("mode-nested-fall-through", (1, 0), """
+from torch.overrides import TorchFunctionMode
+
+class Scale(TorchFunctionMode):
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        return out * self.k if func is torch.Tensor.mul else out
+
+def f(x):
+    with Scale(2):
+        with Scale(3):
+            y = x * x
+        z = y * 1
+    return y, z + 1
+
+def inputs(i):
+    return (rand(4, seed=i),)
+""")
+
+_program("mode-getitem-to-index-vmap", (1, 0), """
+from torch._dynamo._trace_wrapped_higher_order_op import TransformGetItemToIndex
+
+def f(pad):
+    def both(b, q, kv):
+        return (kv <= q) & pad[b, kv]
+    g = both
+    for dims in [(None, None, 0), (None, 0, None), (0, None, None)]:
+        g = torch.vmap(g, in_dims=dims)
+    with TransformGetItemToIndex():
+        return g(torch.arange(2), torch.arange(4), torch.arange(4))
+
+def inputs(i):
+    return (torch.rand(2, 4, generator=torch.Generator().manual_seed(i)) > 0.3,)
+""")

@@ -246,3 +246,16 @@ def function_under_mode(x, log):
 def test_an_autograd_function_under_a_mode_shows_the_mode_its_forward():
     eager_log, _ = _same_log_as_eager(function_under_mode, torch.randn(3))
     assert ("log", torch.Tensor.mul) in eager_log
+
+
+def reads_the_stack(x):
+    with FallThrough():
+        depth = torch._C._len_torch_function_stack()
+        return x + depth
+
+
+def test_reading_torchs_mode_stack_under_a_traced_mode_sees_the_mode():
+    x = torch.randn(3)
+    compiled, _ = _compiled(reads_the_stack)
+    assert torch.equal(compiled(x), reads_the_stack(x))
+    assert torch.equal(compiled(x), x + 1)

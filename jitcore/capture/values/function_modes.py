@@ -2,16 +2,19 @@
 __torch_function__, traced.
 
 Note [Torch function modes traced]
-`with mode:` (a `torch.overrides.TorchFunctionMode` whose __enter__/__exit__ are torch's) pushes the mode on a stack
-that capture keeps (`CaptureContext.function_modes`), not on torch's: nothing is pushed for real while tracing, and
+`with mode:` (a `torch.overrides.TorchFunctionMode`; an __enter__ of its own is traced, and reaches torch's
+through super()) pushes the mode on a stack that capture keeps (`CaptureContext.function_modes`), not on torch's: nothing is pushed for real while tracing, and
 the graph holds what the mode's __torch_function__ made of each call. While the stack is not empty, each torch
 function, Tensor method, operator, indexing and tensor property read of the traced code (`dispatch`, called where
 those are modelled) becomes an inlined call of the innermost mode's `__torch_function__(func, types, args, kwargs)`
 with that mode taken off the stack, as torch's handle_torch_function does: a call of `func` inside reaches the next
 mode, or the op itself. `func` is the callable eager hands the mode (`x + 1` is `Tensor.add`: learnt from torch
-once, `_OPERATOR_FUNCS`), `types` is empty, as eager passes it for plain tensors.
-A torch function capture takes as one op although it is Python code that does not ask `has_torch_function` itself
-would show the mode the calls inside it, not itself: under a mode it breaks.
+once, `_OPERATOR_FUNCS`); `types` is empty (eager passes () or (Tensor,) by the C entry point, for plain
+tensors alike).
+Where eager shows the mode calls that capture keeps inside one node, capture shows them too or breaks: a torch
+function taken as one op although it is Python code that does not ask `has_torch_function` itself breaks (the mode
+would see the calls inside it); an autograd.Function call breaks (its forward's calls); torch.vmap makes its own
+dim()/size() questions through the mode (Note [vmap under a TorchFunctionMode], values/vmap.py).
 What stays sound around it:
 - a mode already on torch's stack when the frame starts: the frame runs natively (Note [Torch function modes],
   capture/frame.py), and GlobalStateMatch guards the depth of the stack;
@@ -41,6 +44,8 @@ from jitcore.capture.values.wrapping import wrap
 __all__ = ["ModeEntry", "dispatch", "relocate", "mode_break", "is_mode", "operator_func", "property_getter"]
 
 _MODE = torch.overrides.TorchFunctionMode
+
+
 def _ignored():
     """The callables eager never shows a mode (torch.overrides.get_ignored_functions: torch.is_tensor, ...)."""
     out = set()

@@ -29,6 +29,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import NOT_CONSTANT
 from jitcore.capture.values.call_rules import CallRule, Meaning, register_callable, KNOWN_CALLABLE
 from jitcore.capture.values.constant import const
+from jitcore.capture.values.function_modes import mode_break
 
 __all__ = ["probe_answer"]
 
@@ -64,7 +65,15 @@ def _guarded(state, fn, args, kwargs):
     values = _constants(args, kwargs)
     if values is None:
         return NotImplemented
+    if fn in _MODE_STACK_READERS and state.ctx.function_modes:
+        # torch's stack lacks the modes the trace entered (Note [Torch function modes traced])
+        raise mode_break(state, f"{fn.__name__}()")
     return probe_answer(state, fn, values)
+
+
+#: probes whose answer counts the TorchFunctionModes on torch's stack
+_MODE_STACK_READERS = frozenset(f for f in (torch._C._len_torch_function_stack,
+                                            getattr(torch._C, "_is_torch_function_mode_enabled", None)) if f)
 
 
 def _fixed(state, fn, args, kwargs):
