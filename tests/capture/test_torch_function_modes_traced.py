@@ -259,3 +259,21 @@ def test_reading_torchs_mode_stack_under_a_traced_mode_sees_the_mode():
     compiled, _ = _compiled(reads_the_stack)
     assert torch.equal(compiled(x), reads_the_stack(x))
     assert torch.equal(compiled(x), x + 1)
+
+
+def writes_and_iterates(x, log):
+    y = x.clone()
+    with Log(log):
+        y[0] = 5.0
+        rows = [r * 2 for r in y]
+    return rows, y
+
+
+def test_setitem_and_iteration_under_a_mode_match_eager():
+    x = torch.randn(3, 2)
+    eager_log, jit_log = [], []
+    want = writes_and_iterates(x, eager_log)
+    compiled, _ = _compiled(writes_and_iterates)
+    got = compiled(x, jit_log)
+    assert all(torch.equal(a, b) for a, b in zip(got[0], want[0])) and torch.equal(got[1], want[1])
+    assert jit_log == eager_log and ("log", torch.Tensor.__setitem__) in eager_log

@@ -70,6 +70,7 @@ class TensorValue(Value):
 
     # -- Python protocol --------------------------------------------------------------------------------------
     def truth(self, state):
+        _python_protocol_under_modes(state, "__bool__")
         numel = self.fake.numel()
         if is_concrete_int(numel) and numel != 1:
             # never data: Python raises whatever the values (a traced `except` may catch it)
@@ -82,12 +83,14 @@ class TensorValue(Value):
 
     def length(self, state):
         """An int, or a SizeValue when dim 0 is symbolic."""
+        _python_protocol_under_modes(state, "__len__")
         if self.fake.dim() == 0:
             raise GraphBreak.raises(TypeError, "len() of a 0-d tensor")
         n = metadata_value(state, self, self.fake.shape[0], "len()", "size", (0,))
         return n.constant() if isinstance(n, ConstantValue) else n
 
     def iterate(self, state):
+        _python_protocol_under_modes(state, "__iter__")
         n = self.length(state)
         count = n.constant() if isinstance(n, Value) else n  # unrolling needs the count: it is specialised
         return [self.getitem(state, const(i)) for i in range(count)]
@@ -241,6 +244,13 @@ def _tensor_operand(value) -> bool:
     # a NumPy scalar (np.float32(0.5)) is passed to the op as it is, which then treats it as eager does
     return c is not NOT_CONSTANT and (isinstance(c, (int, float, bool, complex)) or c is None or (
         isinstance(c, numbers.Number) and type(c).__module__ == "numpy"))
+
+
+def _python_protocol_under_modes(state, dunder: str) -> None:
+    """bool(x), len(x), iter(x) show an active TorchFunctionMode `Tensor.<dunder>` and then what it calls (unbind
+    for iter), which capture does not model as eager orders them: under a traced mode they break."""
+    if state.ctx.function_modes:
+        raise GraphBreak("torch_function_mode", f"Tensor.{dunder} under a TorchFunctionMode")
 
 
 def _operator_through_modes(state, op: str, tensor_left: bool, args: list):
