@@ -81,6 +81,17 @@ def test_jitcore_and_torch_tracing_queries_are_lookasides():
     assert first_rule(inspect.signature).meaning is Meaning.LOOKASIDE
 
 
+def test_torch_function_mode_entry_exit_and_dispatch_are_lookasides():
+    from torch._dynamo._trace_wrapped_higher_order_op import ModIndex
+    mode = torch.overrides.TorchFunctionMode
+    assert _names(mode.__enter__)[0] == "TorchFunctionMode.__enter__"
+    assert _names(mode.__exit__)[0] == "TorchFunctionMode.__exit__"
+    assert _names(torch.overrides.handle_torch_function)[0] == "handle_torch_function"
+    assert _names(torch.Tensor.shape.__get__)[0] == "tensor property getter"
+    assert _names(ModIndex.apply.__func__)[0] == "a torch Function's own apply"
+    assert first_rule(torch.Tensor.add.__get__).meaning is not Meaning.LOOKASIDE  # a method's, not a property's
+
+
 def test_sys_exception_is_a_lookaside_that_declines_outside_traced_handlers():
     assert _names(sys.exception)[0] == "sys.exception"
     assert first_rule(sys.exception).meaning is Meaning.LOOKASIDE
