@@ -42,7 +42,8 @@ STATIC_INDICES = "_dynamo_static_indices"
 @dataclasses.dataclass(frozen=True)
 class ShapeChoice:
     """What the shape policy asks of one capture."""
-    #: None: automatic (static until a size varied), True: every dim of every input dynamic, False: all static
+    #: None: automatic (static until a size varied), True: every dim of every input dynamic, False: static but
+    #: for the dims marked with jit.mark_dynamic / maybe_mark_dynamic
     mode: object = None
     #: (guard path, dim) of input dims that varied between calls (automatic dynamic)
     varied: frozenset = frozenset()
@@ -121,18 +122,20 @@ def is_module_state(source) -> bool:
 
 def dims_for(choice: ShapeChoice, source, real: torch.Tensor) -> list | None:
     """The DimDynamic of each dim of an input tensor, or None when every dim is static."""
-    if choice is None or choice.mode is False or real.layout is not torch.strided:
+    if choice is None or real.layout is not torch.strided:
         return None
     if isinstance(real, torch.nn.Parameter) or is_module_state(source):
         return None
     static = getattr(real, STATIC_INDICES, ())
     marked = set(getattr(real, DYNAMIC_INDICES, ())) | set(getattr(real, WEAK_DYNAMIC_INDICES, ()))
+    if choice.mode is False and not marked:
+        return None
     path = source.path
     dims = []
     for dim in range(real.dim()):
         if dim in static:
             dims.append(DimDynamic.STATIC)
-        elif dim in marked or (path, dim) in choice.varied:
+        elif dim in marked or (choice.mode is not False and (path, dim) in choice.varied):
             dims.append(DimDynamic.DYNAMIC)
         else:
             # Note [Duck shapes under dynamic=True]
@@ -149,6 +152,8 @@ def dims_for(choice: ShapeChoice, source, real: torch.Tensor) -> list | None:
 # relation and recompiles with a symbol each; the entry never runs on sizes it was not traced for. A dim that varied
 # between calls (automatic dynamic) or was marked (jit.mark_dynamic, maybe_mark_dynamic) gets a symbol of its own
 # (DYNAMIC), as under torch.compile: equal sizes there are a coincidence of the call the user already told apart.
+# Under `dynamic=False` only the marked dims are dynamic (torch.compile honours a mark there too): the mark is the
+# user's word about that tensor, the flag the default for the rest.
 
 
 def is_dynamic_kind(kind) -> bool:

@@ -11,7 +11,7 @@ The shape policy is part of it (`Dynamic.shapes`, a capture.shapes.ShapeChoice):
 shapes are static until an entry misses because input sizes changed; then exactly the dims that changed (in every
 input whose TensorMatch failed, not only the first) get symbolic sizes in every later capture, reported as
 `x.shape[0] changed 4 -> 7: now dynamic`. `dynamic=True` makes every dim of every input dynamic from the first
-call, `dynamic=False` none (marks ignored). Parameters and buffers stay static; `jit.mark_dynamic`,
+call, `dynamic=False` none but the marked dims (as torch.compile). Parameters and buffers stay static; `jit.mark_dynamic`,
 `maybe_mark_dynamic` and `mark_static` are read from the tensors by capture (capture/shapes.py).
 
 Module instances are learnt the same way (`Dynamic.structural`): an entry that missed because a module or a

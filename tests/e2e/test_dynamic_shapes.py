@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 import jitcore as jit
 from jitcore import events
-from tests.support import CountingBackend, compare_call, recompile_messages
+from tests.support import CountingBackend, assert_same, compare_call, recompile_messages
 
 BACKENDS = [None, "aot_eager"]
 
@@ -260,17 +260,25 @@ def test_mark_static_wins_over_dynamic_true():
     assert counting.graph_count == 3
 
 
-def test_dynamic_false_ignores_marks():
-    def f(x):
-        return x * 3
+def test_dynamic_false_honours_marks_as_torch_compile():
+    # torch.compile(dynamic=False) keeps a marked dim symbolic (the mark is about that tensor); unmarked dims and
+    # other inputs stay static. (compare_call would clone the inputs, and a clone carries no mark.)
+    def f(x, y):
+        return x * 3, y + 1
 
     counting = CountingBackend()
     compiled = jit.compile(f, backend=counting, dynamic=False)
-    for batch in (3, 4):
-        x = torch.randn(batch)
+    for batch in (3, 4, 5):
+        x, y = torch.randn(batch), torch.randn(batch)
         jit.mark_dynamic(x, 0)
-        torch.testing.assert_close(compiled(x), f(x))
-    assert counting.graph_count == 2
+        assert_same(compiled(x, y), f(x, y))
+    assert counting.graph_count == 3  # y's size varies: a graph each, x's entry is symbolic
+    for batch in (6, 7):
+        x, y = torch.randn(batch), torch.randn(batch)
+        jit.maybe_mark_dynamic(x, 0)
+        jit.maybe_mark_dynamic(y, 0)
+        assert_same(compiled(x, y), f(x, y))
+    assert counting.graph_count == 4
 
 
 def test_data_dependent_sizes_stay_correct():

@@ -338,7 +338,35 @@ def _hasattr(state, obj, name):
 
 @_rule(abs)
 def _abs(state, obj):
-    return obj.unary_op(state, "abs")
+    result = symbolic_call(state, abs, [obj])
+    return obj.unary_op(state, "abs") if result is NotImplemented else result
+
+
+def _symbolic_rule(fn):
+    def handler(state, *args, **kwargs):
+        """round / ceil / floor / trunc / int of a float computed from sizes is a size (`math.ceil(n / 4)`), as
+        torch keeps it; anything else folds."""
+        _number(state, *args)
+        return NotImplemented if kwargs else symbolic_call(state, fn, args)
+    return handler
+
+
+for _fn in (round, math.ceil, math.floor, math.trunc):
+    _register(_fn, _symbolic_rule(_fn))
+
+
+@_rule(pow)
+def _pow(state, *args, **kwargs):
+    """pow(a, b) is `a ** b` (sizes stay symbolic there); the three-argument form folds."""
+    return apply_binary(state, "pow", *args) if len(args) == 2 and not kwargs else NotImplemented
+
+
+@_rule(divmod)
+def _divmod(state, a, b):
+    """divmod of sizes is their `//` and `%`, each symbolic (Python defines it so for ints)."""
+    if (a.is_symbolic_number() or b.is_symbolic_number()) and a.python_type() is int and b.python_type() is int:
+        return TupleValue([apply_binary(state, "floordiv", a, b), apply_binary(state, "mod", a, b)])
+    return NotImplemented
 
 
 @_rule(sum)
@@ -366,6 +394,16 @@ def _extreme(fn):
                     return kwargs["default"]
                 raise GraphBreak.raises(ValueError, f"{fn.__name__}() iterable argument is empty")
             return values[fold(state, fn, range(len(values)), key=keys.__getitem__)]
+        if not kwargs and len(values) > 1 and any(v.is_symbolic_number() for v in values) and all(
+                v.python_type() is int for v in values):
+            # sizes: torch.sym_max / sym_min, guarding nothing (asking each for its number would pin it)
+            best = values[0]
+            for item in values[1:]:
+                best = symbolic_call(state, fn, [best, item])
+                if best is NotImplemented:
+                    break
+            else:
+                return best
         consts = [v.constant() for v in values]
         options = {k: v.constant() for k, v in kwargs.items()}
         if NOT_CONSTANT in consts and not kwargs and values:
@@ -568,8 +606,8 @@ def _number(state, *args, **kwargs):
 def _int(state, *args, **kwargs):
     """int(n) of a symbolic int is n itself (a size stays symbolic); anything else folds."""
     _number(state, *args, **kwargs)
-    if len(args) == 1 and not kwargs and args[0].is_symbolic_number() and args[0].python_type() is int:
-        return args[0]
+    if len(args) == 1 and not kwargs and args[0].is_symbolic_number():
+        return args[0] if args[0].python_type() is int else symbolic_call(state, int, args)
     return NotImplemented
 
 
@@ -588,8 +626,10 @@ def _sqrt(state, *args):
 @_rule(bool)
 def _bool(state, *args, **kwargs):
     _number(state, *args, **kwargs)
-    if len(args) == 1 and not kwargs and args[0].constant() is NOT_CONSTANT:
-        return const(args[0].truth(state))  # bool(v) is v's truth, as an `if` tests it
+    # bool(v) is v's truth, as an `if` tests it; a size's truth is a relation (`n != 0`), asking for its
+    # constant would pin the size
+    if len(args) == 1 and not kwargs and (args[0].is_symbolic_number() or args[0].constant() is NOT_CONSTANT):
+        return const(args[0].truth(state))
     return NotImplemented
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import operator
 
+import torch
+
 from jitcore.guards import LengthMatch
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import ItemSource
@@ -174,7 +176,16 @@ class TupleValue(SequenceValue):
         return _build_typed(self.tuple_type, c)
 
     def make(self, items):
-        return TupleValue(items)
+        # torch.Size's slices, concatenations and repeats are Sizes; a namedtuple's or structseq's are plain tuples
+        return TupleValue(items, tuple_type=torch.Size if self.tuple_type is torch.Size else None)
+
+    def binary_op(self, state, op, other, reflected):
+        if (op in ("add", "iadd") and isinstance(other, TupleValue) and other.tuple_type is torch.Size
+                and self.tuple_type is not torch.Size):
+            # a tuple plus a Size is a Size: Python asks the subclass's __radd__ first
+            mine, theirs = self.sequence_items(), other.sequence_items()
+            return TupleValue(theirs + mine if reflected else mine + theirs, tuple_type=torch.Size)
+        return super().binary_op(state, op, other, reflected)
 
     def getattr(self, state, name):
         fields = getattr(self.tuple_type, "_fields", None) or _structseq_fields(self.tuple_type)
@@ -183,6 +194,8 @@ class TupleValue(SequenceValue):
         if fields and name == "_fields":
             return const(tuple(fields))
         if hasattr(self.tuple_type, "_fields") and name in ("_replace", "_asdict"):
+            return MethodCallValue(self, name)
+        if self.tuple_type is torch.Size and name == "numel":
             return MethodCallValue(self, name)
         return super().getattr(state, name)
 
@@ -201,6 +214,13 @@ class TupleValue(SequenceValue):
             for field, value in zip(fields, self.items):
                 result.setitem(state, const(field), value)
             return result
+        if self.tuple_type is torch.Size and name == "numel" and not args and not kwargs:
+            # the product of symbolic sizes stays symbolic (guarded by the ShapeEnv like any size arithmetic)
+            from jitcore.capture.values.builtins import apply_binary  # builtins imports this module
+            product = const(1)
+            for item in self.items:
+                product = apply_binary(state, "mul", product, item)
+            return product
         return super().call_method(state, name, args, kwargs)
 
     def reconstruct(self, codegen):

@@ -300,7 +300,9 @@ class SizeValue(SymIntValue):
                 return const(self.constant()).binary_op(state, op, other, reflected)
             fake_other = node_other = c
         name = op.removeprefix("i") if op.startswith("i") and op != "is_" else op
-        if name not in _ARITHMETIC and name not in _COMPARISONS:
+        if name == "pow" and not reflected and type(fake_other) is int and fake_other >= 0:
+            name = "pow"  # `n ** 2`: an int for any int n (a negative or symbolic exponent may give a float)
+        elif name not in _ARITHMETIC and name not in _COMPARISONS:
             return const(self.constant()).binary_op(state, op, other, reflected)
         fn = getattr(operator, name)
         a, b = (fake_other, self.fake) if reflected else (self.fake, fake_other)
@@ -318,6 +320,8 @@ class SizeValue(SymIntValue):
         return SizeValue(result, self.ctx, lambda: graph.create_node("call_function", fn, args, {}, result))
 
     def unary_op(self, state, op):
+        if self._constant is None and op == "abs":
+            return symbolic_call(state, abs, [self])
         if self._constant is None and op == "neg":
             result = -self.fake
             graph = state.graph
@@ -350,21 +354,44 @@ def size_float(state, fn, args, sym, roots) -> SymIntValue:
     return result
 
 
-#: functions of a symbolic number that stay symbolic, as the function torch.compile's graphs call for them
-_SYMBOLIC_CALLS = {math.sqrt: torch._sym_sqrt, float: torch.sym_float}
+#: functions of symbolic numbers that stay symbolic, as the function torch.compile's graphs call for them (the
+#: ShapeEnv's own functions: `CeilToInt(IntTrueDiv(s0, 4))`, `Max(s0, 6)`), so a use pins no size
+_SYMBOLIC_CALLS = {math.sqrt: torch._sym_sqrt, float: torch.sym_float, int: torch.sym_int, math.ceil: math.ceil,
+                   math.floor: math.floor, math.trunc: math.trunc, round: round, abs: operator.abs,
+                   operator.abs: operator.abs, max: torch.sym_max, min: torch.sym_min}
 
 
 def symbolic_call(state, fn, args) -> Value:
-    """`math.sqrt(n)` or `float(n)` of a size (or of a float computed from sizes): a symbolic float; NotImplemented
-    for anything else (the caller folds the constant)."""
+    """`math.ceil(n / 4)`, `max(n, 3)`, `abs(n - 2)`, `float(n)` ... of sizes (or of floats computed from sizes) and
+    constant numbers: a symbolic number; NotImplemented for anything else (the caller folds the constants)."""
     target = _SYMBOLIC_CALLS.get(fn)
-    if target is None or len(args) != 1 or not args[0].is_symbolic_number():
+    if target is None or not any(a.is_symbolic_number() for a in args):
         return NotImplemented
-    value = args[0]
-    roots = (value,) if isinstance(value, SizeValue) else value.roots
-    if not roots or not all(isinstance(root, SizeValue) for root in roots):
-        return NotImplemented
-    return size_float(state, target, (value.node,), target(value.fake), roots)
+    fakes, roots = [], []
+    for value in args:
+        if value.is_symbolic_number():
+            value_roots = (value,) if isinstance(value, SizeValue) else getattr(value, "roots", ())
+            if not value_roots or not all(isinstance(root, SizeValue) for root in value_roots):
+                return NotImplemented
+            roots += value_roots
+            fakes.append(value.fake)
+        else:
+            c = value.constant()
+            if type(c) not in _NUMBER:
+                return NotImplemented
+            fakes.append(c)
+    result = target(*fakes)
+    if type(result) in _NUMBER:
+        return const(result)
+    graph = state.graph
+
+    def node_args():
+        return tuple(v.node if v.is_symbolic_number() else v.constant() for v in args)
+    if isinstance(result, torch.SymInt):
+        return SizeValue(result, state.ctx, lambda: graph.create_node("call_function", target, node_args(), {}, result))
+    if isinstance(result, torch.SymFloat):
+        return size_float(state, target, node_args(), result, roots)
+    return NotImplemented
 
 
 class SizeBoolValue(_DecidedBool):
