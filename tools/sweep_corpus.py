@@ -3,7 +3,7 @@
 Each `Program` makes a fresh callable (a function or a module, seeded, so every maker gives equal parameters) and
 turns each item of a sweep into one call's arguments (fresh tensors, seeded by the item). Sweeps grow, shrink,
 repeat and touch the edge sizes 0 and 1. Imports only torch; the runner and the tests decide how to compile.
-Entry points: `PROGRAMS`, `Program`, `TORCH_COMPILE_GRAPHS`, `MORE_GRAPHS_THAN_TORCH_COMPILE`.
+Entry points: `PROGRAMS`, `Program`, `TORCH_COMPILE_GRAPHS`, `MORE_GRAPHS_THAN_TORCH_COMPILE`, `TORCH_COMPILE_WRONG`.
 """
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-__all__ = ["MORE_GRAPHS_THAN_TORCH_COMPILE", "PROGRAMS", "Program", "TORCH_COMPILE_GRAPHS", "by_name", "params"]
+__all__ = ["MORE_GRAPHS_THAN_TORCH_COMPILE", "PROGRAMS", "Program", "TORCH_COMPILE_GRAPHS", "TORCH_COMPILE_WRONG", "by_name",
+           "params"]
 
 GROW = (2, 3, 4, 5, 6, 7, 8)
 SHRINK = (8, 7, 6, 5, 4, 3, 2)
@@ -671,6 +672,542 @@ def grad_scaled_by_size(x):
 program("training", lambda n: (_t(n, 3, grad=True),), _BATCH, grads=True)(_plain(grad_scaled_by_size))
 
 
+# -- session 10: more kinds (issue 14's list) --------------------------------------------------------------------
+
+UP_DOWN = (2, 4, 6, 8, 6, 4, 2)
+
+
+def _seeded_rows(width):
+    """Rows of `width`, with the global RNG reseeded per item: programs drawing random numbers agree with eager."""
+    def args(n):
+        torch.manual_seed(n)
+        return (_t(n, width),)
+    return args
+
+
+def ceil_ratio(x):
+    n = math.ceil(x.shape[0] / 4)
+    return x.new_zeros(n, x.shape[1]) + n, -(-x.shape[0] // 3)
+
+
+program("arith", _rows(3), {"grow": GROW, "up_down": UP_DOWN, "edge": EDGE})(_plain(ceil_ratio))
+
+
+def min_max_sizes(x):
+    k = min(x.shape[0], 4)
+    return x[:k] * max(x.shape[0], 3), max(x.shape), sum(x.shape)
+
+
+program("arith", _rows(5), {"grow": GROW, "up_down": UP_DOWN, "edge": EDGE})(_plain(min_max_sizes))
+
+
+def divmod_sizes(x):
+    q, r = divmod(x.shape[0], 3)
+    return x * q - r, x.shape[0] ** 2, abs(2 - x.shape[0])
+
+
+program("arith", _rows(2), {"grow": GROW, "edge": EDGE})(_plain(divmod_sizes))
+
+
+def size_ratio_float(x, y):
+    return x * (x.shape[0] / y.shape[0]), float(x.shape[1]) / 2
+
+
+program("arith", lambda item: (_t(item[0], 3), _t(item[1], 2)),
+        {"ratio": ((2, 4), (3, 4), (4, 2), (6, 3), (5, 5))})(_plain(size_ratio_float))
+
+
+def unflatten_computed(x):
+    return x.unflatten(0, (2, x.shape[0] // 2)).sum(0)
+
+
+program("view", _rows(3), {"even": (2, 4, 6, 8, 4, 2), "odd": (4, 6, 3, 8)})(_plain(unflatten_computed))
+
+
+def reshape_unpack(x):
+    b, *rest = x.shape
+    return x.reshape(b, -1) * len(rest), x.view(x.numel()), x.reshape(-1, x.shape[-1])
+
+
+program("view", lambda n: (_t(n, 2, n + 1),), {"grow": GROW, "up_down": UP_DOWN, "edge": EDGE})(_plain(reshape_unpack))
+
+
+def split_size_half(x):
+    return [p.sum(0) for p in x.split(max(x.shape[0] // 2, 1))]
+
+
+program("cat", _rows(3), {"grow": GROW, "up_down": UP_DOWN, "edge": (2, 1, 3, 1, 4)})(_plain(split_size_half))
+
+
+def chunk_columns(x):
+    a, b = x.chunk(2, dim=1)
+    return a * 2 + b
+
+
+program("cat", lambda n: (_t(3, 2 * n),), {"grow": GROW, "up_down": UP_DOWN})(_plain(chunk_columns))
+
+
+def unbind_rows(x):
+    return [r * i for i, r in enumerate(x.unbind(0))]
+
+
+program("cat", _rows(2), {"grow": (2, 3, 4, 5), "repeat": REPEAT, "edge": (2, 1, 0, 3)})(_plain(unbind_rows))
+
+
+def tensor_split_three(x):
+    return [p.sum() for p in torch.tensor_split(x, 3)]
+
+
+program("cat", _rows(2), {"grow": GROW, "up_down": UP_DOWN})(_plain(tensor_split_three))
+
+
+def narrow_from_end(x):
+    return x.narrow(1, x.shape[1] - 2, 2) + x[:, :1]
+
+
+program("slice", lambda n: (_t(3, n),), {"grow": GROW, "up_down": UP_DOWN, "edge": (2, 3, 2, 5)})(_plain(narrow_from_end))
+
+
+def slice_negative_bounds(x):
+    n = x.shape[0]
+    return x[-n // 2:], x[: -1], x[1:-1:2], x[-3:], x[n - 2:]
+
+
+program("slice", _rows(2), {"grow": GROW, "up_down": UP_DOWN, "edge": EDGE})(_plain(slice_negative_bounds))
+
+
+def slice_2d_bounds(x):
+    return x[1:, : x.shape[1] - 1] * 2, x[:, ::2], x[..., -1]
+
+
+program("slice", lambda n: (_t(n, n + 2),), {"grow": GROW, "up_down": UP_DOWN, "edge": EDGE})(_plain(slice_2d_bounds))
+
+
+def index_with_size(x):
+    return x[x.shape[0] - 1] + x[len(x) // 2] + x[-1]
+
+
+program("slice", _rows(3), {"grow": GROW, "up_down": UP_DOWN, "edge": (2, 1, 3, 0, 4)})(_plain(index_with_size))
+
+
+def roll_by_half(x):
+    return torch.roll(x, x.shape[0] // 2, 0), x.flip(0)[: x.shape[0] // 3]
+
+
+program("slice", _rows(2), {"grow": GROW, "up_down": UP_DOWN, "edge": EDGE})(_plain(roll_by_half))
+
+
+def factories_of_shape(x):
+    return (torch.zeros(x.size()) + x, torch.ones(*x.shape[1:]), torch.full(x.shape, 2.0),
+            x.new_ones(x.shape), torch.empty(x.shape[0], 2).fill_(3.0), torch.zeros_like(x[:, 0]))
+
+
+program("factory", _rows(3), {"grow": GROW, "up_down": UP_DOWN, "edge": EDGE})(_plain(factories_of_shape))
+
+
+def randn_of_size(x):
+    return x + torch.randn(x.shape[0], x.shape[1]), torch.rand(x.shape).shape
+
+
+program("factory", _seeded_rows(3), {"grow": GROW, "up_down": UP_DOWN})(_plain(randn_of_size))
+
+
+def arange_from_sizes(x):
+    n = x.shape[0]
+    return torch.arange(n, 2 * n) + x[:, 0], torch.arange(1, n + 1, 2), torch.linspace(0, 1, n)
+
+
+program("factory", _rows(2), {"grow": GROW, "up_down": UP_DOWN, "edge": EDGE})(_plain(arange_from_sizes))
+
+
+def tensor_of_shape(x):
+    return torch.tensor([x.shape[0], x.shape[1]]), torch.tensor(x.shape) * 2, torch.as_tensor(len(x))
+
+
+program("factory", lambda n: (_t(n, 3),), {"grow": GROW, "up_down": UP_DOWN, "edge": EDGE})(_plain(tensor_of_shape))
+
+
+def row_sums_comprehension(x):
+    return [x[i].sum() * i for i in range(x.shape[0])]
+
+
+program("range", _rows(3), {"grow": (2, 3, 4), "repeat": REPEAT, "edge": (2, 1, 0, 3)})(_plain(row_sums_comprehension))
+
+
+def sum_over_len(x):
+    return sum(x[i] for i in range(len(x) - 1, -1, -1)) if len(x) else x.sum(0)
+
+
+program("range", _rows(2), {"grow": (2, 3, 4), "up_down": (2, 4, 2, 4)})(_plain(sum_over_len))
+
+
+def fixed_loop_size_math(x):
+    for _ in range(3):
+        x = x[: max(x.shape[0] - 1, 1)] * 2
+    return x
+
+
+program("range", _rows(2), {"grow": GROW, "up_down": UP_DOWN, "edge": (2, 1, 3, 5)})(_plain(fixed_loop_size_math))
+
+
+def branch_size_eq(x):
+    if x.shape[0] == 4:
+        return x * 4
+    if x.shape[1] == 1:
+        return x.squeeze(1)
+    return x - 1
+
+
+program("branch", lambda item: (_t(item[0], item[1]),),
+        {"rows": ((2, 3), (3, 3), (4, 3), (5, 3), (4, 3), (6, 3)), "cols": ((2, 2), (2, 1), (3, 2), (3, 1))})(
+    _plain(branch_size_eq))
+
+
+def branch_shape_tuple(x):
+    if x.shape == (4, 3):
+        return x.sum()
+    if x.shape[1:] == torch.Size([3]):
+        return x.mean(0)
+    return x
+
+
+program("branch", lambda item: (_t(item[0], item[1]),),
+        {"rows": ((2, 3), (3, 3), (4, 3), (5, 3), (5, 2), (6, 2))})(_plain(branch_shape_tuple))
+
+
+def branch_on_two_inputs(x, y):
+    if x.shape[0] == y.shape[0]:
+        return x + y
+    return x.sum(0) + y.sum(0)
+
+
+program("relation", lambda item: (_t(item[0], 3), _t(item[1], 3)),
+        {"mixed": ((2, 2), (3, 3), (3, 4), (5, 5), (6, 2), (7, 7))})(_plain(branch_on_two_inputs))
+
+
+def size_exceptions(x):
+    assert x.shape[0] > 1, f"need two rows, got {x.shape[0]}"
+    return x * (12 // x.shape[1])
+
+
+program("branch", lambda item: (_t(item[0], item[1]),),
+        {"rows": ((2, 3), (3, 3), (1, 3), (4, 3)), "cols": ((2, 2), (2, 3), (2, 0), (2, 4))})(_plain(size_exceptions))
+
+
+def raise_on_size(x):
+    if x.shape[0] > 5:
+        raise ValueError(f"too many rows: {x.shape}")
+    return x + 1
+
+
+program("branch", _rows(2), {"grow": GROW, "up_down": UP_DOWN})(_plain(raise_on_size))
+
+
+def print_sizes(x):
+    print(f"rows={x.shape[0]} cols={x.size(1)} numel={x.numel()}")
+    return x * 2
+
+
+program("print", _rows(3), {"grow": GROW, "up_down": UP_DOWN, "edge": EDGE})(_plain(print_sizes))
+
+
+def print_between(x):
+    y = x * 2
+    print("mid", y.shape, len(y))
+    return y[: y.shape[0] // 2] + y.shape[0]
+
+
+program("print", _rows(3), {"grow": GROW, "up_down": UP_DOWN, "edge": EDGE})(_plain(print_between))
+
+
+def break_then_reshape(x):
+    h = x.reshape(x.shape[0], 2, -1)
+    torch._dynamo.graph_break()
+    return h.sum(1).view(-1)[: x.shape[0] * 2], h.shape
+
+
+program("print", lambda n: (_t(n, 4),), {"grow": GROW, "up_down": UP_DOWN, "edge": EDGE})(_plain(break_then_reshape))
+
+
+def return_sizes(x):
+    return x.shape, x.size(), len(x), x.numel(), x.shape[1:], list(x.shape), x.dim()
+
+
+program("metadata", lambda n: (_t(n, 3, 2),), {"grow": GROW, "up_down": UP_DOWN, "edge": EDGE})(_plain(return_sizes))
+
+
+def size_tuple_ops(x):
+    s = x.shape + (1,)
+    return x.view(s), torch.Size([x.shape[0], 2]), x.shape.numel(), math.prod(x.shape), s[-2]
+
+
+program("metadata", lambda n: (_t(n, 2),), {"grow": GROW, "up_down": UP_DOWN, "edge": EDGE})(_plain(size_tuple_ops))
+
+
+def size_string(x):
+    return f"{x.shape[0]}x{x.shape[1]}", str(x.shape), repr(len(x)), x.sum()
+
+
+program("metadata", lambda n: (_t(n, 2),), {"grow": GROW, "up_down": UP_DOWN})(_plain(size_string))
+
+
+def broadcast_needs_one(x, y):
+    return x * y + y.shape[0]
+
+
+program("broadcast", lambda item: (_t(item[0], 3), _t(item[1], 3)),
+        {"one_then_n": ((4, 1), (5, 1), (5, 5), (6, 1), (6, 6)), "n_then_one": ((3, 3), (4, 4), (4, 1), (5, 5))})(
+    _plain(broadcast_needs_one))
+
+
+def pad_computed(x):
+    return F.pad(x, (0, x.shape[-1] % 3, 1, x.shape[-2] // 2), value=1.0)
+
+
+program("image", lambda n: (_t(1, 2, n, n + 1),), {"grow": GROW, "up_down": UP_DOWN})(_plain(pad_computed))
+
+
+def interpolate_sizes(x):
+    return (F.interpolate(x, size=(x.shape[2] * 2, x.shape[3] + 1), mode="nearest"),
+            F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False))
+
+
+program("image", lambda n: (_t(1, 2, n, n + 2),), {"grow": (2, 3, 4, 5, 6), "up_down": UP_DOWN})(_plain(interpolate_sizes))
+
+
+def pool_images(x):
+    return F.max_pool2d(x, 2), F.avg_pool2d(x, 3, stride=1, padding=1), F.adaptive_avg_pool2d(x, (2, 2))
+
+
+program("image", lambda n: (_t(2, 3, n + 2, n + 3),), {"grow": GROW, "up_down": UP_DOWN})(_plain(pool_images))
+
+
+@program("image", lambda n: (_t(2, 3, n),), {"grow": (4, 5, 6, 8, 9), "up_down": (4, 8, 12, 8, 4)}, grads=True)
+@_seeded
+def conv1d_lengths():
+    return torch.nn.Sequential(torch.nn.Conv1d(3, 4, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool1d(2))
+
+
+def sdpa_with_mask(q, k, v):
+    t = q.shape[-2]
+    mask = torch.arange(t)[None, :] <= torch.arange(t)[:, None]
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+program("attention", lambda item: tuple(_t(item[0], 2, item[1], 4, seed=i, grad=True) for i in range(3)),
+        {"batch_seq": BATCH_SEQ}, grads=True)(_plain(sdpa_with_mask))
+
+
+def cross_attention_lengths(q, kv):
+    return F.scaled_dot_product_attention(q, kv, kv)
+
+
+program("attention", lambda item: (_t(1, 2, item[0], 4), _t(1, 2, item[1], 4, seed=1)),
+        {"q_kv": ((3, 5), (4, 5), (4, 7), (6, 9), (2, 2), (5, 3))})(_plain(cross_attention_lengths))
+
+
+@program("module", lambda n: (_t(n, 4, grad=True),), {"grow": (2, 3, 4, 5, 6), "up_down": UP_DOWN}, grads=True)
+@_seeded
+def batchnorm_train():
+    return torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.BatchNorm1d(6), torch.nn.ReLU())
+
+
+@program("module", lambda n: (_t(n, 3),), {"grow": GROW, "up_down": UP_DOWN, "edge": EDGE})
+@_seeded
+def buffer_counter():
+    class Counter(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("seen", torch.zeros(()))
+            self.register_buffer("scale", torch.ones(3))
+
+        def forward(self, x):
+            self.seen += x.shape[0]
+            return x * self.scale + self.seen
+    return Counter()
+
+
+@program("module", lambda item: (torch.arange(item[0] * item[1]).view(item[0], item[1]) % 7,),
+         {"batch_seq": ((1, 3), (1, 4), (2, 5), (2, 8), (3, 6), (1, 3))}, grads=True)
+@_seeded
+def embedding_positions():
+    class Embed(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok = torch.nn.Embedding(7, 4)
+            self.pos = torch.nn.Embedding(16, 4)
+
+        def forward(self, ids):
+            positions = torch.arange(ids.shape[1]).unsqueeze(0).expand(ids.shape[0], -1)
+            return self.tok(ids) + self.pos(positions)
+    return Embed()
+
+
+def inplace_on_input(x):
+    x.add_(1)
+    x[: x.shape[0] // 2].mul_(2)
+    return x.sum(0)
+
+
+program("inplace", _rows(3), {"grow": GROW, "up_down": UP_DOWN, "edge": EDGE})(_plain(inplace_on_input))
+
+
+def inplace_fill_tail(x, y):
+    x[-y.shape[0]:] = y
+    return x
+
+
+program("inplace", lambda item: (_t(item[0], 2), _t(item[1], 2, seed=1)),
+        {"grow": ((4, 1), (5, 2), (6, 3), (7, 3), (8, 4)), "mismatch": ((4, 2), (3, 3), (2, 3))})(
+    _plain(inplace_fill_tail))
+
+
+def _training_varying():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+
+    def train_mse(x, y):
+        pred = model(x).squeeze(-1)
+        loss = ((pred - y) ** 2).sum() / x.shape[0]
+        loss.backward()
+        return loss.detach(), pred.shape[0]
+
+    train_mse.params = list(model.parameters())
+    return train_mse
+
+
+program("training", lambda n: (_t(n, 4), _t(n, seed=2)), {"grow": GROW, "up_down": UP_DOWN, "edge": (2, 1, 3, 1, 4)},
+        grads=True, name="train_mse")(_training_varying)
+
+
+def _marked(mark, width=3):
+    def args(n):
+        x = _t(n, width)
+        mark(x)
+        return (x,)
+    return args
+
+
+def mark_range_rows(x):
+    return x.cumsum(0) * 2
+
+
+program("marks", _marked(lambda x: torch._dynamo.mark_dynamic(x, 0, min=2, max=6)),
+        {"inside": (2, 3, 4, 5, 6), "outside": (3, 4, 8, 5, 9, 2)})(_plain(mark_range_rows))
+
+
+def maybe_marked_rows(x):
+    return x.softmax(0) + x.shape[0]
+
+
+program("marks", _marked(lambda x: torch._dynamo.maybe_mark_dynamic(x, 0)),
+        {"grow": GROW, "up_down": UP_DOWN, "edge": (2, 1, 3, 1, 4)})(_plain(maybe_marked_rows))
+
+
+def static_marked_cols(x):
+    return x.sum(1) * x.shape[1]
+
+
+program("marks", lambda item: (_mark_static_1(_t(item[0], item[1])),),
+        {"cols": ((2, 3), (3, 3), (3, 4), (3, 5), (4, 6)), "rows": ((2, 3), (3, 3), (4, 3), (5, 3))})(
+    _plain(static_marked_cols))
+
+
+def _mark_static_1(x):
+    torch._dynamo.mark_static(x, 1)
+    return x
+
+
+def specialise_by_use(x):
+    n = x.shape[0]
+    k = int(n)
+    if n in (2, 4):
+        return x * k
+    return torch.nn.functional.one_hot(torch.arange(n) % n, num_classes=n).float() @ x
+
+
+program("specialise", _rows(2), {"grow": GROW, "up_down": UP_DOWN})(_plain(specialise_by_use))
+
+
+def size_as_dict_key(x):
+    table = {2: 1.0, 3: 2.0}
+    return x * table.get(x.shape[0], 0.5)
+
+
+program("specialise", _rows(2), {"grow": GROW, "up_down": UP_DOWN})(_plain(size_as_dict_key))
+
+
+def unique_values(x):
+    values, counts = torch.unique(x, return_counts=True)
+    return values, counts, values.shape[0]
+
+
+program("data", lambda n: (_t(n, 3, dtype=torch.int64),), {"grow": GROW, "up_down": UP_DOWN, "edge": EDGE})(
+    _plain(unique_values))
+
+
+def item_in_range(x, k):
+    total = x
+    for _ in range(int(k.item())):
+        total = total * 2
+    return total, k.item() + x.shape[0]
+
+
+program("data", lambda item: (_t(item[0]), torch.tensor(item[1])),
+        {"k": ((3, 1), (3, 2), (3, 3), (3, 0)), "both": ((2, 1), (3, 2), (4, 2), (5, 1))})(_plain(item_in_range))
+
+
+def item_slice_bound(x, k):
+    return x[: k.item()] * 2, x.new_zeros(k.item() + 1)
+
+
+program("data", lambda item: (_t(item[0], 2), torch.tensor(item[1])),
+        {"k": ((6, 1), (6, 2), (6, 4), (6, 0), (6, 6)), "both": ((3, 1), (4, 2), (5, 3), (6, 2))})(
+    _plain(item_slice_bound))
+
+
+def mask_then_size(x):
+    picked = x[x > 0]
+    return picked * picked.shape[0], picked.numel()
+
+
+program("data", _rows(3), {"grow": GROW, "up_down": UP_DOWN, "edge": EDGE})(_plain(mask_then_size))
+
+
+def repeat_interleave_counts(x, counts):
+    return torch.repeat_interleave(x, counts, dim=0).sum(1)
+
+
+program("data", lambda n: (_t(n, 2), torch.arange(n) % 3), {"grow": GROW, "up_down": UP_DOWN})(
+    _plain(repeat_interleave_counts))
+
+
+def lengths_mask(x, lengths):
+    mask = torch.arange(x.shape[1])[None, :] < lengths[:, None]
+    return (x * mask).sum(1) / lengths.clamp_min(1)
+
+
+program("data", lambda item: (_t(item[0], item[1]), torch.arange(item[0]) % item[1] + 1),
+        {"batch_seq": ((1, 3), (2, 4), (2, 5), (3, 8), (4, 8), (1, 3))})(_plain(lengths_mask))
+
+
+def topk_bounded(x):
+    values, index = x.topk(min(3, x.shape[-1]))
+    return values, index
+
+
+program("reduction", lambda n: (_t(2, n),), {"grow": GROW, "up_down": UP_DOWN, "edge": (2, 1, 3, 1, 4)})(
+    _plain(topk_bounded))
+
+
+def einsum_batch(x, y):
+    return torch.einsum("bij,bjk->bik", x, y) / x.shape[0]
+
+
+program("reduction", lambda item: (_t(item[0], item[1], 3), _t(item[0], 3, item[1], seed=1)),
+        {"batch_seq": ((1, 2), (2, 2), (2, 3), (3, 5), (1, 2))})(_plain(einsum_batch))
+
+
 def by_name(name: str) -> Program:
     return next(p for p in PROGRAMS if p.name == name)
 
@@ -679,6 +1216,18 @@ def by_name(name: str) -> Program:
 MORE_GRAPHS_THAN_TORCH_COMPILE = {
     "nonzero_count": "torch.compile breaks at nonzero() (capture_dynamic_output_shape_ops is off) and runs the rest "
                      "natively, making no graph; jitcore captures nonzero with an unbacked size (issue 14)",
+    "mask_then_size": "not fixed yet (session 10): the size of x[x > 0] read in Python costs recompiles that "
+                      "torch.compile avoids (auto 8 graphs vs 4); results equal eager",
+    "index_with_size": "not fixed yet (session 10): an int index computed from a size (x[x.shape[0] - 1]) "
+                       "specialises the size; results equal eager",
+    "divmod_sizes": "torch.compile does not trace divmod() of a symbolic size: it runs the frame natively after "
+                    "one static graph (none under dynamic=True); jitcore keeps divmod's // and % symbolic (2 graphs)",
+}
+
+#: "program/sweep" where torch.compile differs from eager (so its graph count is no bar), and how
+TORCH_COMPILE_WRONG = {
+    "mark_range_rows/outside": "torch.compile raises ConstraintViolationError for a size outside mark_dynamic's "
+                               "min..max; eager runs it, and jitcore recompiles for it",
 }
 
 #: torch.compile's graph count (counting backend, eager) per "program/sweep/mode", mode one of auto (dynamic=None),
@@ -882,4 +1431,141 @@ TORCH_COMPILE_GRAPHS: dict[str, int] = {
     'grad_scaled_by_size/shrink/auto': 2, 'grad_scaled_by_size/shrink/dynamic': 1, 'grad_scaled_by_size/shrink/static': 7,
     'grad_scaled_by_size/repeat/auto': 2, 'grad_scaled_by_size/repeat/dynamic': 2, 'grad_scaled_by_size/repeat/static': 2,
     'grad_scaled_by_size/edge/auto': 4, 'grad_scaled_by_size/edge/dynamic': 3, 'grad_scaled_by_size/edge/static': 5,
+    'ceil_ratio/grow/auto': 3, 'ceil_ratio/grow/dynamic': 2, 'ceil_ratio/grow/static': 7,
+    'ceil_ratio/up_down/auto': 3, 'ceil_ratio/up_down/dynamic': 2, 'ceil_ratio/up_down/static': 4,
+    'ceil_ratio/edge/auto': 4, 'ceil_ratio/edge/dynamic': 3, 'ceil_ratio/edge/static': 5,
+    'min_max_sizes/grow/auto': 2, 'min_max_sizes/grow/dynamic': 1, 'min_max_sizes/grow/static': 7,
+    'min_max_sizes/up_down/auto': 2, 'min_max_sizes/up_down/dynamic': 1, 'min_max_sizes/up_down/static': 4,
+    'min_max_sizes/edge/auto': 4, 'min_max_sizes/edge/dynamic': 3, 'min_max_sizes/edge/static': 5,
+    'divmod_sizes/grow/auto': 1, 'divmod_sizes/grow/dynamic': 0, 'divmod_sizes/grow/static': 7,
+    'divmod_sizes/edge/auto': 3, 'divmod_sizes/edge/dynamic': 0, 'divmod_sizes/edge/static': 5,
+    'size_ratio_float/ratio/auto': 3, 'size_ratio_float/ratio/dynamic': 2, 'size_ratio_float/ratio/static': 5,
+    'unflatten_computed/even/auto': 2, 'unflatten_computed/even/dynamic': 2, 'unflatten_computed/even/static': 4,
+    'unflatten_computed/odd/auto': 2, 'unflatten_computed/odd/dynamic': 1, 'unflatten_computed/odd/static': 3,
+    'reshape_unpack/grow/auto': 2, 'reshape_unpack/grow/dynamic': 2, 'reshape_unpack/grow/static': 7,
+    'reshape_unpack/up_down/auto': 2, 'reshape_unpack/up_down/dynamic': 2, 'reshape_unpack/up_down/static': 4,
+    'reshape_unpack/edge/auto': 3, 'reshape_unpack/edge/dynamic': 3, 'reshape_unpack/edge/static': 4,
+    'split_size_half/grow/auto': 3, 'split_size_half/grow/dynamic': 2, 'split_size_half/grow/static': 7,
+    'split_size_half/up_down/auto': 2, 'split_size_half/up_down/dynamic': 1, 'split_size_half/up_down/static': 4,
+    'split_size_half/edge/auto': 4, 'split_size_half/edge/dynamic': 3, 'split_size_half/edge/static': 4,
+    'chunk_columns/grow/auto': 2, 'chunk_columns/grow/dynamic': 1, 'chunk_columns/grow/static': 7,
+    'chunk_columns/up_down/auto': 2, 'chunk_columns/up_down/dynamic': 1, 'chunk_columns/up_down/static': 4,
+    'unbind_rows/grow/auto': 4, 'unbind_rows/grow/dynamic': 4, 'unbind_rows/grow/static': 4,
+    'unbind_rows/repeat/auto': 2, 'unbind_rows/repeat/dynamic': 2, 'unbind_rows/repeat/static': 2,
+    'unbind_rows/edge/auto': 4, 'unbind_rows/edge/dynamic': 4, 'unbind_rows/edge/static': 4,
+    'tensor_split_three/grow/auto': 4, 'tensor_split_three/grow/dynamic': 4, 'tensor_split_three/grow/static': 7,
+    'tensor_split_three/up_down/auto': 4, 'tensor_split_three/up_down/dynamic': 4, 'tensor_split_three/up_down/static': 4,
+    'narrow_from_end/grow/auto': 2, 'narrow_from_end/grow/dynamic': 2, 'narrow_from_end/grow/static': 7,
+    'narrow_from_end/up_down/auto': 2, 'narrow_from_end/up_down/dynamic': 2, 'narrow_from_end/up_down/static': 4,
+    'narrow_from_end/edge/auto': 2, 'narrow_from_end/edge/dynamic': 2, 'narrow_from_end/edge/static': 3,
+    'slice_negative_bounds/grow/auto': 2, 'slice_negative_bounds/grow/dynamic': 2, 'slice_negative_bounds/grow/static': 7,
+    'slice_negative_bounds/up_down/auto': 2, 'slice_negative_bounds/up_down/dynamic': 2, 'slice_negative_bounds/up_down/static': 4,
+    'slice_negative_bounds/edge/auto': 4, 'slice_negative_bounds/edge/dynamic': 4, 'slice_negative_bounds/edge/static': 5,
+    'slice_2d_bounds/grow/auto': 2, 'slice_2d_bounds/grow/dynamic': 2, 'slice_2d_bounds/grow/static': 7,
+    'slice_2d_bounds/up_down/auto': 2, 'slice_2d_bounds/up_down/dynamic': 2, 'slice_2d_bounds/up_down/static': 4,
+    'slice_2d_bounds/edge/auto': 4, 'slice_2d_bounds/edge/dynamic': 4, 'slice_2d_bounds/edge/static': 5,
+    'index_with_size/grow/auto': 2, 'index_with_size/grow/dynamic': 1, 'index_with_size/grow/static': 7,
+    'index_with_size/up_down/auto': 2, 'index_with_size/up_down/dynamic': 1, 'index_with_size/up_down/static': 4,
+    'index_with_size/edge/auto': 3, 'index_with_size/edge/dynamic': 2, 'index_with_size/edge/static': 4,
+    'roll_by_half/grow/auto': 2, 'roll_by_half/grow/dynamic': 2, 'roll_by_half/grow/static': 7,
+    'roll_by_half/up_down/auto': 2, 'roll_by_half/up_down/dynamic': 2, 'roll_by_half/up_down/static': 4,
+    'roll_by_half/edge/auto': 4, 'roll_by_half/edge/dynamic': 4, 'roll_by_half/edge/static': 5,
+    'factories_of_shape/grow/auto': 2, 'factories_of_shape/grow/dynamic': 1, 'factories_of_shape/grow/static': 7,
+    'factories_of_shape/up_down/auto': 2, 'factories_of_shape/up_down/dynamic': 1, 'factories_of_shape/up_down/static': 4,
+    'factories_of_shape/edge/auto': 4, 'factories_of_shape/edge/dynamic': 3, 'factories_of_shape/edge/static': 5,
+    'randn_of_size/grow/auto': 2, 'randn_of_size/grow/dynamic': 1, 'randn_of_size/grow/static': 7,
+    'randn_of_size/up_down/auto': 2, 'randn_of_size/up_down/dynamic': 1, 'randn_of_size/up_down/static': 4,
+    'arange_from_sizes/grow/auto': 7, 'arange_from_sizes/grow/dynamic': 7, 'arange_from_sizes/grow/static': 7,
+    'arange_from_sizes/up_down/auto': 4, 'arange_from_sizes/up_down/dynamic': 4, 'arange_from_sizes/up_down/static': 4,
+    'arange_from_sizes/edge/auto': 5, 'arange_from_sizes/edge/dynamic': 5, 'arange_from_sizes/edge/static': 5,
+    'tensor_of_shape/grow/auto': 7, 'tensor_of_shape/grow/dynamic': 7, 'tensor_of_shape/grow/static': 7,
+    'tensor_of_shape/up_down/auto': 4, 'tensor_of_shape/up_down/dynamic': 4, 'tensor_of_shape/up_down/static': 4,
+    'tensor_of_shape/edge/auto': 5, 'tensor_of_shape/edge/dynamic': 5, 'tensor_of_shape/edge/static': 5,
+    'row_sums_comprehension/grow/auto': 3, 'row_sums_comprehension/grow/dynamic': 3, 'row_sums_comprehension/grow/static': 3,
+    'row_sums_comprehension/repeat/auto': 2, 'row_sums_comprehension/repeat/dynamic': 2, 'row_sums_comprehension/repeat/static': 2,
+    'row_sums_comprehension/edge/auto': 2, 'row_sums_comprehension/edge/dynamic': 4, 'row_sums_comprehension/edge/static': 2,
+    'sum_over_len/grow/auto': 3, 'sum_over_len/grow/dynamic': 3, 'sum_over_len/grow/static': 3,
+    'sum_over_len/up_down/auto': 2, 'sum_over_len/up_down/dynamic': 2, 'sum_over_len/up_down/static': 2,
+    'fixed_loop_size_math/grow/auto': 4, 'fixed_loop_size_math/grow/dynamic': 4, 'fixed_loop_size_math/grow/static': 7,
+    'fixed_loop_size_math/up_down/auto': 3, 'fixed_loop_size_math/up_down/dynamic': 3, 'fixed_loop_size_math/up_down/static': 4,
+    'fixed_loop_size_math/edge/auto': 4, 'fixed_loop_size_math/edge/dynamic': 4, 'fixed_loop_size_math/edge/static': 4,
+    'branch_size_eq/rows/auto': 3, 'branch_size_eq/rows/dynamic': 2, 'branch_size_eq/rows/static': 5,
+    'branch_size_eq/cols/auto': 4, 'branch_size_eq/cols/dynamic': 3, 'branch_size_eq/cols/static': 4,
+    'branch_shape_tuple/rows/auto': 4, 'branch_shape_tuple/rows/dynamic': 3, 'branch_shape_tuple/rows/static': 4,
+    'branch_on_two_inputs/mixed/auto': 3, 'branch_on_two_inputs/mixed/dynamic': 2, 'branch_on_two_inputs/mixed/static': 6,
+    'size_exceptions/rows/auto': 2, 'size_exceptions/rows/dynamic': 1, 'size_exceptions/rows/static': 2,
+    'size_exceptions/cols/auto': 2, 'size_exceptions/cols/dynamic': 2, 'size_exceptions/cols/static': 2,
+    'raise_on_size/grow/auto': 2, 'raise_on_size/grow/dynamic': 2, 'raise_on_size/grow/static': 4,
+    'raise_on_size/up_down/auto': 2, 'raise_on_size/up_down/dynamic': 2, 'raise_on_size/up_down/static': 2,
+    'print_sizes/grow/auto': 8, 'print_sizes/grow/dynamic': 8, 'print_sizes/grow/static': 7,
+    'print_sizes/up_down/auto': 5, 'print_sizes/up_down/dynamic': 5, 'print_sizes/up_down/static': 4,
+    'print_sizes/edge/auto': 6, 'print_sizes/edge/dynamic': 8, 'print_sizes/edge/static': 5,
+    'print_between/grow/auto': 5, 'print_between/grow/dynamic': 3, 'print_between/grow/static': 14,
+    'print_between/up_down/auto': 4, 'print_between/up_down/dynamic': 3, 'print_between/up_down/static': 8,
+    'print_between/edge/auto': 9, 'print_between/edge/dynamic': 7, 'print_between/edge/static': 10,
+    'break_then_reshape/grow/auto': 4, 'break_then_reshape/grow/dynamic': 3, 'break_then_reshape/grow/static': 14,
+    'break_then_reshape/up_down/auto': 4, 'break_then_reshape/up_down/dynamic': 3, 'break_then_reshape/up_down/static': 8,
+    'break_then_reshape/edge/auto': 6, 'break_then_reshape/edge/dynamic': 5, 'break_then_reshape/edge/static': 8,
+    'return_sizes/grow/auto': 0, 'return_sizes/grow/dynamic': 2, 'return_sizes/grow/static': 0,
+    'return_sizes/up_down/auto': 0, 'return_sizes/up_down/dynamic': 2, 'return_sizes/up_down/static': 0,
+    'return_sizes/edge/auto': 0, 'return_sizes/edge/dynamic': 4, 'return_sizes/edge/static': 0,
+    'size_tuple_ops/grow/auto': 2, 'size_tuple_ops/grow/dynamic': 2, 'size_tuple_ops/grow/static': 7,
+    'size_tuple_ops/up_down/auto': 2, 'size_tuple_ops/up_down/dynamic': 2, 'size_tuple_ops/up_down/static': 4,
+    'size_tuple_ops/edge/auto': 4, 'size_tuple_ops/edge/dynamic': 4, 'size_tuple_ops/edge/static': 5,
+    'size_string/grow/auto': 7, 'size_string/grow/dynamic': 7, 'size_string/grow/static': 7,
+    'size_string/up_down/auto': 4, 'size_string/up_down/dynamic': 4, 'size_string/up_down/static': 4,
+    'broadcast_needs_one/one_then_n/auto': 3, 'broadcast_needs_one/one_then_n/dynamic': 2, 'broadcast_needs_one/one_then_n/static': 5,
+    'broadcast_needs_one/n_then_one/auto': 3, 'broadcast_needs_one/n_then_one/dynamic': 3, 'broadcast_needs_one/n_then_one/static': 4,
+    'pad_computed/grow/auto': 2, 'pad_computed/grow/dynamic': 2, 'pad_computed/grow/static': 7,
+    'pad_computed/up_down/auto': 2, 'pad_computed/up_down/dynamic': 2, 'pad_computed/up_down/static': 4,
+    'interpolate_sizes/grow/auto': 2, 'interpolate_sizes/grow/dynamic': 2, 'interpolate_sizes/grow/static': 5,
+    'interpolate_sizes/up_down/auto': 2, 'interpolate_sizes/up_down/dynamic': 2, 'interpolate_sizes/up_down/static': 4,
+    'pool_images/grow/auto': 2, 'pool_images/grow/dynamic': 1, 'pool_images/grow/static': 7,
+    'pool_images/up_down/auto': 2, 'pool_images/up_down/dynamic': 1, 'pool_images/up_down/static': 4,
+    'conv1d_lengths/grow/auto': 5, 'conv1d_lengths/grow/dynamic': 5, 'conv1d_lengths/grow/static': 5,
+    'conv1d_lengths/up_down/auto': 3, 'conv1d_lengths/up_down/dynamic': 3, 'conv1d_lengths/up_down/static': 3,
+    'sdpa_with_mask/batch_seq/auto': 3, 'sdpa_with_mask/batch_seq/dynamic': 2, 'sdpa_with_mask/batch_seq/static': 6,
+    'cross_attention_lengths/q_kv/auto': 3, 'cross_attention_lengths/q_kv/dynamic': 1, 'cross_attention_lengths/q_kv/static': 6,
+    'batchnorm_train/grow/auto': 2, 'batchnorm_train/grow/dynamic': 1, 'batchnorm_train/grow/static': 5,
+    'batchnorm_train/up_down/auto': 2, 'batchnorm_train/up_down/dynamic': 1, 'batchnorm_train/up_down/static': 4,
+    'buffer_counter/grow/auto': 2, 'buffer_counter/grow/dynamic': 1, 'buffer_counter/grow/static': 7,
+    'buffer_counter/up_down/auto': 2, 'buffer_counter/up_down/dynamic': 1, 'buffer_counter/up_down/static': 4,
+    'buffer_counter/edge/auto': 4, 'buffer_counter/edge/dynamic': 3, 'buffer_counter/edge/static': 5,
+    'embedding_positions/batch_seq/auto': 3, 'embedding_positions/batch_seq/dynamic': 2, 'embedding_positions/batch_seq/static': 5,
+    'inplace_on_input/grow/auto': 2, 'inplace_on_input/grow/dynamic': 1, 'inplace_on_input/grow/static': 7,
+    'inplace_on_input/up_down/auto': 2, 'inplace_on_input/up_down/dynamic': 1, 'inplace_on_input/up_down/static': 4,
+    'inplace_on_input/edge/auto': 4, 'inplace_on_input/edge/dynamic': 3, 'inplace_on_input/edge/static': 5,
+    'inplace_fill_tail/grow/auto': 2, 'inplace_fill_tail/grow/dynamic': 2, 'inplace_fill_tail/grow/static': 5,
+    'inplace_fill_tail/mismatch/auto': 2, 'inplace_fill_tail/mismatch/dynamic': 2, 'inplace_fill_tail/mismatch/static': 2,
+    'train_mse/grow/auto': 4, 'train_mse/grow/dynamic': 2, 'train_mse/grow/static': 14,
+    'train_mse/up_down/auto': 4, 'train_mse/up_down/dynamic': 2, 'train_mse/up_down/static': 8,
+    'train_mse/edge/auto': 6, 'train_mse/edge/dynamic': 4, 'train_mse/edge/static': 8,
+    'mark_range_rows/inside/auto': 1, 'mark_range_rows/inside/dynamic': 1, 'mark_range_rows/inside/static': 1,
+    'mark_range_rows/outside/auto': 1, 'mark_range_rows/outside/dynamic': 1, 'mark_range_rows/outside/static': 1,
+    'maybe_marked_rows/grow/auto': 1, 'maybe_marked_rows/grow/dynamic': 1, 'maybe_marked_rows/grow/static': 1,
+    'maybe_marked_rows/up_down/auto': 1, 'maybe_marked_rows/up_down/dynamic': 1, 'maybe_marked_rows/up_down/static': 1,
+    'maybe_marked_rows/edge/auto': 2, 'maybe_marked_rows/edge/dynamic': 2, 'maybe_marked_rows/edge/static': 2,
+    'static_marked_cols/cols/auto': 5, 'static_marked_cols/cols/dynamic': 4, 'static_marked_cols/cols/static': 5,
+    'static_marked_cols/rows/auto': 2, 'static_marked_cols/rows/dynamic': 1, 'static_marked_cols/rows/static': 4,
+    'specialise_by_use/grow/auto': 7, 'specialise_by_use/grow/dynamic': 7, 'specialise_by_use/grow/static': 7,
+    'specialise_by_use/up_down/auto': 4, 'specialise_by_use/up_down/dynamic': 4, 'specialise_by_use/up_down/static': 4,
+    'size_as_dict_key/grow/auto': 7, 'size_as_dict_key/grow/dynamic': 7, 'size_as_dict_key/grow/static': 7,
+    'size_as_dict_key/up_down/auto': 4, 'size_as_dict_key/up_down/dynamic': 4, 'size_as_dict_key/up_down/static': 4,
+    'unique_values/grow/auto': 0, 'unique_values/grow/dynamic': 1, 'unique_values/grow/static': 0,
+    'unique_values/up_down/auto': 0, 'unique_values/up_down/dynamic': 1, 'unique_values/up_down/static': 0,
+    'unique_values/edge/auto': 0, 'unique_values/edge/dynamic': 1, 'unique_values/edge/static': 0,
+    'item_in_range/k/auto': 4, 'item_in_range/k/dynamic': 6, 'item_in_range/k/static': 3,
+    'item_in_range/both/auto': 3, 'item_in_range/both/dynamic': 3, 'item_in_range/both/static': 4,
+    'item_slice_bound/k/auto': 5, 'item_slice_bound/k/dynamic': 6, 'item_slice_bound/k/static': 5,
+    'item_slice_bound/both/auto': 3, 'item_slice_bound/both/dynamic': 4, 'item_slice_bound/both/static': 4,
+    'mask_then_size/grow/auto': 4, 'mask_then_size/grow/dynamic': 2, 'mask_then_size/grow/static': 13,
+    'mask_then_size/up_down/auto': 4, 'mask_then_size/up_down/dynamic': 2, 'mask_then_size/up_down/static': 7,
+    'mask_then_size/edge/auto': 8, 'mask_then_size/edge/dynamic': 6, 'mask_then_size/edge/static': 10,
+    'repeat_interleave_counts/grow/auto': 2, 'repeat_interleave_counts/grow/dynamic': 2, 'repeat_interleave_counts/grow/static': 5,
+    'repeat_interleave_counts/up_down/auto': 2, 'repeat_interleave_counts/up_down/dynamic': 2, 'repeat_interleave_counts/up_down/static': 4,
+    'lengths_mask/batch_seq/auto': 2, 'lengths_mask/batch_seq/dynamic': 2, 'lengths_mask/batch_seq/static': 5,
+    'topk_bounded/grow/auto': 2, 'topk_bounded/grow/dynamic': 2, 'topk_bounded/grow/static': 7,
+    'topk_bounded/up_down/auto': 2, 'topk_bounded/up_down/dynamic': 2, 'topk_bounded/up_down/static': 4,
+    'topk_bounded/edge/auto': 3, 'topk_bounded/edge/dynamic': 3, 'topk_bounded/edge/static': 4,
+    'einsum_batch/batch_seq/auto': 3, 'einsum_batch/batch_seq/dynamic': 2, 'einsum_batch/batch_seq/static': 4,
 }

@@ -6,17 +6,21 @@
 Modes: `auto` is `jit.compile(f)` against `torch.compile(f)` (dynamic=None), `dynamic` and `static` pass
 dynamic=True / False to both, `register` is `jit.register(f)` + `with jit.enabled():` against torch.compile's auto.
 Every call of both compilers is checked against eager (values, dtype, shape, requires_grad, the exception's type
-and, for jitcore, its message; with `grads`, the gradients of the inputs and parameters after a backward over the
-float outputs); graphs are counted with a counting backend (each graph then runs as the eager backend would).
+and, for jitcore, its message; what it printed; its tensor arguments and the module's buffers after the call; with
+`grads`, the gradients of the inputs and parameters after a backward over the float outputs); graphs are counted
+with a counting backend (each graph then runs as the eager backend would).
 jitcore's contained faults (`fallbacks` events other than a graph that raised) count as errors.
 The table lists the rows where jitcore is wrong, errors or makes more graphs than torch.compile (`--all`: every
-row), then the counts: wrong / errors / more / same / fewer.
+row), then the counts: wrong / errors / more / same / fewer / tc-wrong (torch.compile wrong on the sweep, jitcore right
+with more graphs; the corpus's TORCH_COMPILE_WRONG says why).
 """
 from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import dataclasses
+import io
 import logging
 import sys
 import traceback
@@ -28,7 +32,7 @@ import torch._dynamo
 import jitcore as jit
 from jitcore import events
 from tools import sweep_corpus
-from tools.sweep_corpus import PROGRAMS, Program, params
+from tools.sweep_corpus import PROGRAMS, TORCH_COMPILE_WRONG, Program, params
 
 __all__ = ["Row", "run_program", "main", "eager_calls", "jit_calls", "torch_compile_calls", "compare", "compare_outcome"]
 
@@ -54,6 +58,8 @@ class Outcome:
     result: Any = None
     error: BaseException | None = None
     grads: list | None = None
+    printed: str = ""
+    state: list | None = None
 
 
 def _float_tensors(value, out):
@@ -69,12 +75,23 @@ def _float_tensors(value, out):
     return out
 
 
+def _state(trained, args) -> list:
+    """What a call may have changed besides its result: its tensor arguments (in place) and the module's buffers."""
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    tensors += [t for a in args if isinstance(a, list) for t in a if isinstance(t, torch.Tensor)]
+    if isinstance(trained, torch.nn.Module):
+        tensors += list(trained.buffers())
+    return [t.detach().clone() for t in tensors]
+
+
 def _call(fn, program: Program, trained, args) -> Outcome:
+    printed = io.StringIO()
     try:
-        result = fn(*args)
+        with contextlib.redirect_stdout(printed):
+            result = fn(*args)
     except Exception as exc:  # the program's own error: compared with eager's
-        return Outcome(error=exc)
-    outcome = Outcome(result=result)
+        return Outcome(error=exc, printed=printed.getvalue(), state=_state(trained, args))
+    outcome = Outcome(result=result, printed=printed.getvalue(), state=_state(trained, args))
     if program.grads:
         outs = _float_tensors(result, [])
         if outs:
@@ -123,6 +140,8 @@ def compare(expected, actual, path="result") -> str | None:
 
 def compare_outcome(expected: Outcome, actual: Outcome, messages: bool) -> str | None:
     if expected.error is not None or actual.error is not None:
+        if expected.printed != actual.printed:
+            return f"printed {actual.printed[:60]!r} != eager's {expected.printed[:60]!r}"
         if expected.error is None:
             return f"raised {type(actual.error).__name__}: {str(actual.error)[:120]}"
         if actual.error is None:
@@ -133,6 +152,10 @@ def compare_outcome(expected: Outcome, actual: Outcome, messages: bool) -> str |
             return f"message {str(actual.error)[:80]!r} != eager's {str(expected.error)[:80]!r}"
         return None
     problem = compare(expected.result, actual.result)
+    if problem is None and expected.printed != actual.printed:
+        problem = f"printed {actual.printed[:60]!r} != eager's {expected.printed[:60]!r}"
+    if problem is None and expected.state is not None:
+        problem = compare(expected.state, actual.state, "state")
     if problem is None and expected.grads is not None:
         problem = compare(expected.grads, actual.grads, "grads")
     return problem
@@ -230,6 +253,9 @@ def run_program(program: Program, modes=MODES, sweeps=None) -> list[Row]:
                 status, detail = "wrong", problems[0]
             elif faults.seen:
                 status, detail = "error", faults.seen[0]
+            elif tc_problems and graphs > tc_graphs:
+                # torch.compile's count is not a bar where it gave a wrong answer (TORCH_COMPILE_WRONG says why)
+                status, detail = "tc-wrong", TORCH_COMPILE_WRONG.get(f"{program.name}/{sweep}", "")
             elif graphs > tc_graphs:
                 status, detail = "more", ""
             elif graphs == tc_graphs:
@@ -252,7 +278,7 @@ def _table(rows: list[Row], show_all: bool) -> str:
     counts = collections.Counter(row.status for row in rows)
     lines.append("")
     lines.append("rows: " + " / ".join(f"{status} {counts.get(status, 0)}"
-                                        for status in ("wrong", "error", "more", "same", "fewer"))
+                                        for status in ("wrong", "error", "more", "same", "fewer", "tc-wrong"))
                  + f" (of {len(rows)}; {len({r.program for r in rows})} programs)")
     return "\n".join(lines)
 
