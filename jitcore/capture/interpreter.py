@@ -17,7 +17,7 @@ import sys
 import types
 import weakref
 
-from jitcore.guards import CodeMatch, FunctionMatch, IdMatch, TypeMatch
+from jitcore.guards import CodeMatch, EqualsMatch, FunctionMatch, IdMatch, LengthMatch, TypeMatch, immutable_constant
 from jitcore.guards.tree import Held
 from jitcore.config import config
 from jitcore.marks import is_disabled
@@ -575,8 +575,18 @@ class FrameState:
 
     def _wrap_defaults(self, fn, fn_source):
         defaults = fn.__defaults__ or ()
-        base = AttrSource(fn_source, "__defaults__") if fn_source is not None else None
-        return [wrap(self, d, ItemSource(base, i) if base is not None else None) for i, d in enumerate(defaults)]
+        if fn_source is None or not defaults:
+            return [wrap(self, d, None) for d in defaults]
+        base = AttrSource(fn_source, "__defaults__")
+        # Defaults bind to the last parameters, so their number is relied on too: `f.__defaults__ = (1, 2)` on
+        # `def f(a, b=1)` gives b the default 2 while item 0 still equals 1.
+        if all(map(immutable_constant, defaults)):
+            # one check on the whole tuple: a tuple of constants cannot change, so while it is the same object
+            # (or an equal one) nothing about its items needs checking (Note [Facts implied by other checks])
+            self.ctx.guard(base, EqualsMatch(defaults))
+            return [wrap(self, d, None) for d in defaults]
+        self.ctx.guard(base, LengthMatch(len(defaults)))
+        return [wrap(self, d, ItemSource(base, i)) for i, d in enumerate(defaults)]
 
     def _wrap_kwdefaults(self, fn, fn_source):
         kwdefaults = fn.__kwdefaults__ or {}

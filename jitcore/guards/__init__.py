@@ -28,6 +28,7 @@ from jitcore.guards.checks import (
     Relation,
     SameObject,
     TypeMatch,
+    immutable_constant,
 )
 from jitcore.guards.torch_checks import (BatchIdentityMatch, GlobalStateMatch, StorageOffsetMatch, UnitStrideMatch,
                                          StorageOverlapMatch, TensorMatch)
@@ -46,6 +47,7 @@ __all__ = [
     "DictKeysMatch",
     "DistinctObjects",
     "EqualsMatch",
+    "immutable_constant",
     "FunctionMatch",
     "CodeMatch",
     "GlobalStateMatch",

@@ -1,7 +1,7 @@
 """Turns a GuardTree into one generated Python check function, and explains a miss check by check.
 
-Imports the standard library and guards.checks, guards.iterators, guards.render, guards.tree only; never jitcore or
-bytecode.
+Imports the standard library and guards.checks, guards.function_words, guards.implied, guards.iterators,
+guards.render, guards.tree only; never jitcore or bytecode.
 Entry point: compile_tree(tree, params, globals_dict, builtins_dict) -> GuardFunction, whose `check` attribute
 is the generated function the dispatcher calls as `check(*args, cells)`.
 """
@@ -14,7 +14,10 @@ import keyword
 import sys
 
 from jitcore.guards.arrays import array_tensor
-from jitcore.guards.checks import Check, DictKeysMatch, LengthMatch, Relation, TypeMatch
+from jitcore.guards.checks import (Check, CodeMatch, DictKeysMatch, DistinctObjects, EqualsMatch, LengthMatch, Relation,
+                                   TypeMatch)
+from jitcore.guards.function_words import code_defaults_view, expected_words
+from jitcore.guards.implied import UNKNOWN, Implied
 from jitcore.guards.render import Namespace, constant_source
 from jitcore.guards.iterators import iterator_state, remaining_items
 from jitcore.guards.context_vars import current_value
@@ -307,6 +310,7 @@ class _Codegen:
         self._lines: list[str] = []
         self._vars: dict[GuardNode, str] = {}
         self._examples = examples
+        self._implied = Implied()
 
     def function(self, plan: list[tuple[GuardNode, Check, str]]) -> str:
         header = f"def {_FUNCTION_NAME}({', '.join(self._names + [_CELLS])}):"
@@ -327,6 +331,18 @@ class _Codegen:
                 self._emit(f"if not ({rendered}):  # {_comment(user_name)}")
                 self._emit("    return False")
                 continue
+            if type(check) is CodeMatch or type(check) is EqualsMatch:
+                test = self._by_address(node, check)
+                if test is not None:
+                    self._emit(f"if not ({test}):  # {_comment(user_name)}: {_comment(check.describe())}")
+                    self._emit("    return False")
+                    continue
+            if isinstance(check, DistinctObjects):
+                test = self._distinct(node, check)
+                if test is not None:
+                    self._emit(f"if not ({test}):  # {_comment(user_name)}: {_comment(check.describe())}")
+                    self._emit("    return False")
+                continue
             var = "None" if node.parent is None else self._value(node)
             if isinstance(check, Relation):
                 others = [self._value(self._tree.node(path)) for path in check.other_paths]
@@ -338,6 +354,38 @@ class _Codegen:
         body = "\n".join(self._lines)
         # Any Exception while reading or testing (a missing global, a hostile __getattr__ or __eq__) is a miss.
         return f"{header}\n    try:\n{body}\n        return True\n    except Exception:\n        return False\n"
+
+    def _distinct(self, node: GuardNode, check) -> str | None:
+        """DistinctObjects over the pairs of its values that the other checks do not already tell apart (Note
+        [Facts implied by other checks], guards/implied.py), reading only the values of those pairs; None when
+        no pair is left."""
+        nodes = [self._tree.node(path) for path in check.other_paths] + [node]
+        pairs = [(i, j) for i in range(len(nodes)) for j in range(i + 1, len(nodes))
+                 if self._implied.may_be_same(nodes[i], nodes[j])]
+        if not pairs:
+            return None
+        involved = {index for pair in pairs for index in pair}
+        names = [self._value(n) if index in involved else None for index, n in enumerate(nodes)]
+        return check.render_pairs(names, pairs)
+
+    def _by_address(self, node: GuardNode, check) -> str | None:
+        """CodeMatch on `f.__code__`, or EqualsMatch on a tuple `f.__defaults__`, of a function whose identity the
+        guard has checked, as a read of the address `f` stores (Note [Audited reads]): a passing call makes no
+        audited read. None where that does not apply."""
+        if node.children or len(node.checks) != 1 or node in self._vars:
+            return None
+        if node.step == ("attr", "__code__") and type(check) is CodeMatch:
+            word, held = 0, expected_words(check.code, None)[0]
+        elif node.step == ("attr", "__defaults__") and type(check) is EqualsMatch and type(check.value) is tuple:
+            word, held = 1, expected_words(None, check.value)[1]  # the check holds the tuple: its address is its own
+        else:
+            return None
+        fn = self._implied.identity(node.parent)
+        view = None if fn is UNKNOWN else code_defaults_view(fn)
+        if view is None:
+            return None
+        owner = self._value(node.parent)  # the local holds the function alive while its words are read
+        return f"{self._ns.constant(view, 'view')}[{word}] == {held} or {check.render(f'{owner}.{node.step[1]}', self._ns)}"
 
     def _merged_tensor_checks(self, plan):
         """(checks, first, rendered call, comment) for the checks on parameters that have a native form

@@ -92,7 +92,9 @@ class Dispatcher:
         n = code.co_argcount
         defaults = self.original.__defaults__ or ()
         for index, name in enumerate(code.co_varnames[n - len(defaults):n]):
-            self.placeholders[name] = ("__defaults__", index, DefaultPlaceholder(name))
+            # counted from the end, as Python binds defaults: a longer `__defaults__` set later still gives this
+            # parameter the last items
+            self.placeholders[name] = ("__defaults__", index - len(defaults), DefaultPlaceholder(name))
         for name in (self.original.__kwdefaults__ or {}):
             self.placeholders[name] = ("__kwdefaults__", name, DefaultPlaceholder(name))
 

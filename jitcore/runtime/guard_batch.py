@@ -12,7 +12,7 @@ import sys
 import torch
 
 from jitcore.guards import (BatchIdentityMatch, DictKeysMatch, EqualsMatch, IdMatch, InstanceDictAbsent, LengthMatch, TensorMatch,
-                            TypeMatch)
+                            TypeMatch, immutable_constant)
 from jitcore.guards.checks import Relation as GuardRelation
 from jitcore.guards.tree import read_step
 from jitcore.capture.sources import AttrSource, ItemSource, ModuleDictSource, ModuleGlobalSource, Source
@@ -215,7 +215,7 @@ def _pinned(path, checks):
     for check in here:
         if isinstance(check, EqualsMatch):
             value = check.value
-            return value if type(value) in _SCALARS or (type(value) is tuple and _immutable(value)) else _UNPINNED
+            return value if immutable_constant(value) else _UNPINNED
     kinds = [check.tp for check in here if isinstance(check, TypeMatch) and check.tp in (tuple, list)]
     lengths = [check.length for check in here if isinstance(check, LengthMatch)]
     if not kinds or not lengths:
@@ -251,11 +251,6 @@ def _plain_instance_attribute(module, name) -> bool:
         if entry is not None and (hasattr(type(entry), "__set__") or hasattr(type(entry), "__delete__")):
             return False
     return True
-
-
-def _immutable(value) -> bool:
-    kind = type(value)
-    return kind in _SCALARS or (kind is tuple and all(map(_immutable, value)))
 
 
 def _under(source, structural) -> bool:
