@@ -100,8 +100,9 @@ class GraphBuilder:
         #: (source, dim, SymInt, why) of every dynamic input dim, for reports (`describe_dynamic_dims`)
         self.dynamic_dims: list = []
         self.node_count = 0
-        #: user location of the instruction being traced, stored on each node for reports
-        self.current_location: str = ""
+        #: (code, line) of the instruction being traced, stored on each node for reports as "file:line in name"
+        #: (formatted per node, not per line traced); None before the first line
+        self.current_location: tuple | None = None
         #: the graph module's root: holds the constants FX cannot write as code (`_embed`), read by get_attr nodes
         self.root = torch.nn.Module()
         #: id(constant) -> its get_attr node (the root keeps the constant alive)
@@ -293,8 +294,9 @@ class GraphBuilder:
         if bindings:
             # where each new data-dependent size is read from the result (aot_autograd needs it)
             node.meta["unbacked_bindings"] = bindings
-        if self.current_location:
-            node.meta["stack_trace"] = self.current_location
+        if self.current_location is not None:
+            code, line = self.current_location
+            node.meta["stack_trace"] = f"{code.co_filename}:{line} in {code.co_name}"
         self.node_count += 1
         return node
 

@@ -1,6 +1,7 @@
 """The abstract interpreter: frame state and the instruction loop.
 
-`FrameState` steps through a code object's instructions (`dis.get_instructions`, base opnames on 3.12) with a
+`FrameState` steps through a code object's instructions (capture/code_reader.py: what `dis.get_instructions`
+gives, base opnames on 3.12) with a
 symbolic stack and symbolic locals of values (capture/values). Handlers come from capture/opcodes; a handler that
 cannot continue raises GraphBreak. Calls to user functions run in a child FrameState sharing the CaptureContext.
 Entry point: `FrameState.root(ctx, args)` then `.run()` -> the returned value.
@@ -22,6 +23,7 @@ from jitcore.guards.tree import Held
 from jitcore.config import config
 from jitcore.marks import is_disabled
 from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.code_reader import read_instructions
 from jitcore.capture.opcodes import HANDLERS, UNSUPPORTED
 from jitcore.capture.prologues import unwrapped
 from jitcore.capture.resume_points import resume_point
@@ -48,6 +50,8 @@ __all__ = ["FrameState", "CaptureInternalError", "StopCapture", "instructions_of
 _INSTRUCTIONS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 #: code -> its exception-table entries
 _EXCEPTION_TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+#: code -> per instruction, what the loop needs to step it (_plans_of)
+_PLANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 class StopCapture(Exception):
@@ -93,15 +97,36 @@ def instructions_of(code):
     """(instructions, offset -> index) of a code object, CACHE entries left out."""
     entry = _INSTRUCTIONS.get(code)
     if entry is None:
-        insts = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        insts = read_instructions(code)
         entry = (insts, {inst.offset: index for index, inst in enumerate(insts)})
         _INSTRUCTIONS[code] = entry
     return entry
 
 
+def _plans_of(code) -> list:
+    """Per instruction of `code` (as instructions_of lists them): (the handler planned for, its inputs' slot
+    counts (Signature.input_layout), their total when every input is one slot (taken as one slice) else None, its
+    line or None). Found once per code,
+    so that a step evaluates no signature; the loop plans again where HANDLERS now holds another handler (tests
+    replace handlers)."""
+    plans = _PLANS.get(code)
+    if plans is None:
+        plans = _PLANS[code] = [_plan(HANDLERS.get(inst.opname), inst) for inst in instructions_of(code)[0]]
+    return plans
+
+
+def _plan(handler, inst) -> tuple:
+    slots = count = None
+    if handler is not None:
+        slots, single = handler.signature.input_layout(inst.arg)
+        count = len(slots) if single else None
+    return handler, slots, count, inst.positions.lineno if inst.positions is not None else None
+
+
 def clear_code_caches() -> None:
-    """Forget every code object's instructions and exception table (jitcore.reset())."""
+    """Forget every code object's instructions, step plans and exception table (jitcore.reset())."""
     _INSTRUCTIONS.clear()
+    _PLANS.clear()
     _EXCEPTION_TABLES.clear()
 
 
@@ -120,6 +145,7 @@ class FrameState:
         self.code = code
         self.globals = fn_globals
         self.instructions, self.index_of = instructions_of(code)
+        self.plans = _plans_of(code)
         self.ip = 0
         self.stack: list = []
         self.locals = local_values
@@ -190,8 +216,13 @@ class FrameState:
         stop = self.ctx.stop_at if self.parent is None else None
         untouched = self.parent is None and self.ctx.stop_untouched
         progress = kw_names = None
+        instructions, plans = self.instructions, self.plans
         while not self.done:
-            inst = self.instructions[self.ip]
+            inst = instructions[self.ip]
+            planned, slots, count, line = plans[self.ip]
+            handler = HANDLERS.get(inst.opname)
+            if handler is not planned:
+                planned, slots, count, line = plans[self.ip] = _plan(handler, inst)
             if self.parent is None:
                 if stop is not None and inst.offset == stop[0]:
                     seen = self.ctx.visits.get(inst.offset, 0) + 1
@@ -204,17 +235,15 @@ class FrameState:
                     progress, kw_names = self.ctx.progress(), self.kw_names
             self.ip += 1
             self.current = inst
-            line = inst.positions.lineno if inst.positions is not None else None
             if line is not None and line != self.lineno:
                 # positions, not starts_line: a resume function enters mid-line, after its prologue's jump
                 self.lineno = line
-                self.graph.current_location = self.location_text()
-            handler = HANDLERS.get(inst.opname)
+                self.graph.current_location = (self.code, line)
             if handler is None:
                 kind = UNSUPPORTED.get(inst.opname, "unsupported_opcode")
                 raise self._located(GraphBreak(kind, f"opcode {inst.opname}"))
             try:
-                self._step(handler, inst, check)
+                self._step(handler, inst, check, slots, count)
                 if self.yielding:
                     self.yielding = False
                     return None
@@ -289,21 +318,19 @@ class FrameState:
             brk.whole_frame = True
             raise self._located(brk)
 
-    def _step(self, handler, inst, check):
+    def _step(self, handler, inst, check, slots, count):
+        """Run one instruction's handler on its inputs; `slots`, `count`: see _plans_of."""
         stack = self.stack
         depth = len(stack)
         self.jumped = False
         oparg = inst.arg
-        signature = handler.signature
-        inputs = signature.inputs
-        slots, single = signature._layouts.get(oparg) or signature.input_layout(oparg)
-        if single:
-            # every input one slot: the top len(inputs) items, bottom first, are the handler's arguments
-            count = len(slots)
+        if count is not None:
+            # every input one slot: the top `count` items, bottom first, are the handler's arguments
             args = stack[depth - count:]
             del stack[depth - count:]
         else:
             args = []
+            inputs = handler.signature.inputs
             for item, n in zip(reversed(inputs), reversed(slots)):
                 if item.count is None:
                     args.append(stack.pop() if n else None)
@@ -317,7 +344,7 @@ class FrameState:
         except BaseException:
             # an instruction that raises leaves its inputs where the handler's depth may still reach them
             # (3.12 WITH_EXCEPT_START keeps exit, lasti, prev and exc below its result): put them back
-            for item, n, arg in zip(inputs, slots, args):
+            for item, n, arg in zip(handler.signature.inputs, slots, args):
                 if item.count is not None:
                     stack.extend(arg)
                 elif n:

@@ -1,4 +1,4 @@
-"""The interpreter's per-code caches (instructions, exception tables): weak in the code object, emptied by reset()."""
+"""The interpreter's per-code caches (instructions, step plans, exception tables): weak in the code object, emptied by reset()."""
 import gc
 import weakref
 
@@ -28,8 +28,10 @@ def test_reset_empties_the_code_caches():
     interpreter.exception_handler(fn.__code__, 0)
     assert fn.__code__ in interpreter._INSTRUCTIONS
     assert fn.__code__ in interpreter._EXCEPTION_TABLES
+    assert fn.__code__ in interpreter._PLANS
     jit.reset()
     assert len(interpreter._INSTRUCTIONS) == 0
+    assert len(interpreter._PLANS) == 0
     assert len(interpreter._EXCEPTION_TABLES) == 0
 
 
