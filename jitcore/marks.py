@@ -11,7 +11,7 @@ import os
 
 import torch
 
-__all__ = ["mark_disabled", "is_disabled", "is_marked_disabled", "disabled_by_torch", "TORCH_DISABLE_WRAPPERS", "allow_in_graph", "is_allowed_in_graph", "is_compiling", "mark_dynamic",
+__all__ = ["mark_disabled", "is_disabled", "is_marked_disabled", "disabled_by_torch", "TORCH_DISABLE_WRAPPERS", "allow_in_graph", "is_allowed_in_graph", "is_compiling", "generation", "mark_dynamic",
            "maybe_mark_dynamic", "mark_static"]
 
 _DISABLED_ATTR = "__jitcore_disabled__"
@@ -19,9 +19,18 @@ _DISABLED_ATTR = "__jitcore_disabled__"
 _disabled_ids: dict = {}
 #: functions marked with jit.allow_in_graph: id -> the function
 _allowed: dict = {}
+#: marks set so far, so that what capture learnt from the marks can tell they changed (`generation`)
+_marks_set = 0
+
+
+def generation() -> int:
+    """Changes whenever a function is marked (jit.disable, jit.allow_in_graph)."""
+    return _marks_set
 
 
 def mark_disabled(fn) -> None:
+    global _marks_set
+    _marks_set += 1
     target = getattr(fn, "__func__", fn)
     try:
         setattr(target, _DISABLED_ATTR, True)
@@ -64,6 +73,8 @@ TORCH_DISABLE_WRAPPERS = _torch_disable_wrappers()
 
 
 def allow_in_graph(fn) -> None:
+    global _marks_set
+    _marks_set += 1
     _allowed[id(fn)] = fn
 
 

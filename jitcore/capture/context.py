@@ -11,6 +11,7 @@ from jitcore.guards import ABSENT, DistinctObjects, LengthMatch, NamespaceEntryM
 from jitcore.capture.graph import GraphBuilder
 from jitcore.capture.side_effects import SideEffects
 from jitcore.capture.sources import ModuleGlobalSource
+from jitcore.capture.values.call_rules import RuleAnswers
 
 __all__ = ["CaptureContext"]
 
@@ -78,6 +79,8 @@ class CaptureContext:
         self._cleanups: list = []
         self._grad_at_start = torch.is_grad_enabled()
         self.side_effects = SideEffects()
+        #: the call rules found for each callable asked about (Note [Call rules found once per capture])
+        self.rule_answers = RuleAnswers()
         #: (offset, visit) of the root-frame instruction to stop before (the second attempt of a capture)
         self.stop_at = None
         #: root-frame offset -> times reached, so a break inside an unrolled loop finds its iteration again

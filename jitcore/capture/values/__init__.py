@@ -194,7 +194,7 @@ def _wrap_callable(state, value, source):
     """A function or builtin: the value kind its first call rule's meaning asks for, guarded by identity where it
     was read from (a global rebound to another function, another function passed in, a module attribute switched
     must recompile, whatever the meaning); a builtin bound to an instance, by type."""
-    rule = first_rule(value)
+    rule = first_rule(value, state.ctx.rule_answers)
     owner = getattr(value, "__self__", None)
     if type(value) is types.BuiltinMethodType and isinstance(owner, type):
         # a C classmethod read from its class (dict.fromkeys) is a new object on every read, equal to the last

@@ -17,14 +17,15 @@ rules claim one at the same priority.
 from __future__ import annotations
 
 import enum
+import itertools
 import types
 from typing import Callable, NamedTuple
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.tensor import graph_call
-from jitcore.marks import is_allowed_in_graph, is_marked_disabled
+from jitcore.marks import generation as marks_generation, is_allowed_in_graph, is_marked_disabled
 
-__all__ = ["Meaning", "CallRule", "rules_for", "first_rule", "call", "register_callable", "register_type",
+__all__ = ["Meaning", "CallRule", "RuleAnswers", "rules_for", "first_rule", "call", "register_callable", "register_type",
            "register_predicate", "claims", "ALLOWED_IN_GRAPH", "DISABLED", "KNOWN_CALLABLE", "TORCH_RUNTIME", "TORCH_OPERATOR",
            "NATIVE_LIBRARY", "NAMEDTUPLE_CLASS", "MODULE_CLASS", "EXCEPTION_CLASS", "DICT_CLASS", "PLAIN_CLASS",
            "BY_TYPE", "graph_node"]
@@ -73,6 +74,10 @@ _BY_TYPE: dict = {}
 _BY_PREDICATE: list = []
 
 
+#: registrations made so far (Note [Call rules found once per capture])
+_registrations = 0
+
+
 def register_callable(fn, priority: int, rule: CallRule) -> None:
     _claim(_BY_CALLABLE, fn, priority, rule)
 
@@ -82,11 +87,15 @@ def register_type(tp: type, priority: int, rule: CallRule) -> None:
 
 
 def register_predicate(priority: int, predicate: Callable, rule: CallRule) -> None:
+    global _registrations
+    _registrations += 1
     _BY_PREDICATE.append((priority, predicate, rule))
     _BY_PREDICATE.sort(key=lambda row: -row[0])
 
 
 def _claim(table, key, priority, rule):
+    global _registrations
+    _registrations += 1
     by_priority = table.setdefault(key, {})
     if priority in by_priority:
         # two meanings for one callable at one priority: the order would depend on which module registered last
@@ -101,8 +110,13 @@ def claims() -> list:
             for priority in by_priority]
 
 
-def rules_for(fn):
-    """The rules that claim fn, highest priority first; at one priority identity, then type, then predicates."""
+def rules_for(fn, answers: RuleAnswers | None = None):
+    """The rules that claim fn, highest priority first; at one priority identity, then type, then predicates.
+    `answers`: the capture's RuleAnswers, which finds them once per callable."""
+    return _matching(fn) if answers is None else answers.rules(fn)
+
+
+def _matching(fn):
     try:
         own = _BY_CALLABLE.get(_claimed_as(fn), {})
     except TypeError:  # an unhashable callable (an instance with __call__ and __eq__) has no identity claim
@@ -121,6 +135,67 @@ def rules_for(fn):
         yield rule
 
 
+# Note [Call rules found once per capture]
+# What the rules say about a callable depends on the callable (its identity and type, its module and name, its
+# marks, its class's attributes) and on the registrations. None of these changes during one capture attempt for
+# an object already asked about: the traced code's writes to functions, classes, modules and the marks' tables are
+# side effects, replayed after the graph (capture/side_effects.py). A registration or a mark made meanwhile (a rule
+# registered lazily, a mark set from outside) empties the memo: `_generation` counts both. So an attempt finds each
+# callable's rules once and replays them for every later question (t5 asks 2,753 times about a few hundred
+# callables, each time through ~20 predicates). They are still found lazily, in order: a predicate runs only when
+# a question reaches it, as before. An entry holds its callable, so that its id is not reused while it lives.
+class RuleAnswers:
+    """One capture attempt's memo of `rules_for`: id(callable) -> what was found for it so far."""
+    __slots__ = ("_found", "_generation")
+
+    def __init__(self):
+        self._found: dict = {}
+        self._generation = _generation()
+
+    def rules(self, fn):
+        generation = _generation()
+        if generation != self._generation:
+            self._found.clear()
+            self._generation = generation
+        found = self._found.get(id(fn))
+        if found is None or found.fn is not fn:
+            found = self._found[id(fn)] = _Found(fn)
+        return found.replay()
+
+
+class _Found:
+    """The rules of one callable found so far (`rules`, in order) and the search that finds the rest."""
+    __slots__ = ("fn", "rules", "search")
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.rules: list = []
+        self.search = _matching(fn)
+
+    def replay(self):
+        index = 0
+        while True:
+            if index == len(self.rules):
+                if self.search is None:
+                    return
+                try:
+                    rule = next(self.search)
+                except StopIteration:
+                    self.search = None
+                    return
+                except BaseException:
+                    # a predicate raised: a later question searches again past what was found, and meets it again
+                    self.search = itertools.islice(_matching(self.fn), len(self.rules), None)
+                    raise
+                self.rules.append(rule)
+            yield self.rules[index]
+            index += 1
+
+
+def _generation() -> tuple:
+    return _registrations, marks_generation()
+
+
 def _claimed_as(fn):
     """What a callable is claimed by: a C classmethod read from its class (`dict.fromkeys`,
     `itertools.chain.from_iterable`) is a new bound method on every read, so it is claimed by the descriptor in the
@@ -133,13 +208,13 @@ def _claimed_as(fn):
     return fn
 
 
-def first_rule(fn) -> CallRule | None:
-    return next(rules_for(fn), None)
+def first_rule(fn, answers: RuleAnswers | None = None) -> CallRule | None:
+    return next(rules_for(fn, answers), None)
 
 
 def call(state, fn, args: list, kwargs: dict):
     """`fn(*args, **kwargs)` by the first rule whose handler answers."""
-    for rule in rules_for(fn):
+    for rule in rules_for(fn, state.ctx.rule_answers if state is not None else None):
         if rule.handler is None:
             break
         result = rule.handler(state, fn, args, kwargs)

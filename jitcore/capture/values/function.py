@@ -236,7 +236,7 @@ class UserMethodValue(Value):
         return super().getattr(state, name)
 
     def call(self, state, args, kwargs):
-        rule = first_rule(self.fn)  # None for a callable no rule claims (a Cython method): inline_call breaks
+        rule = first_rule(self.fn, state.ctx.rule_answers)  # None for a callable no rule claims (a Cython method): inline_call breaks
         if rule is not None and rule.meaning is Meaning.LOOKASIDE:
             # a method jitcore runs itself (nn.Module.__init__ on a module made inside, from super().__init__())
             return call(state, self.fn, [self.self_value, *args], kwargs)
@@ -246,7 +246,7 @@ class UserMethodValue(Value):
         return state.inline_call(self.fn, [self.self_value, *args], kwargs)
 
     def compiled_callee(self, state, compilable):
-        rule = first_rule(self.fn)
+        rule = first_rule(self.fn, state.ctx.rule_answers)
         if rule is not None and rule.meaning is Meaning.NATIVE or state.ctx.standin_value(self.fn) is not None:
             return None
         return (self.fn, self.self_value) if compilable(self.fn) else None

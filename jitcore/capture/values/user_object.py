@@ -168,7 +168,7 @@ def _class_attribute(state, self_value, cls, name, raw, source=None):
         # binds like a function (`logger.warning_once(msg)` is the wrapper called with the logger first)
         return UserMethodValue(raw, self_value)
     if isinstance(raw, types.FunctionType):
-        rule = first_rule(raw)
+        rule = first_rule(raw, state.ctx.rule_answers)
         if rule.meaning is Meaning.NATIVE:
             # a standard-library method (a logger's .warning): called natively at a break, never traced into
             return DeferredMethodValue(self_value, name, rule.break_kind)
