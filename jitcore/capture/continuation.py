@@ -17,6 +17,8 @@ import traceback
 import types
 import warnings
 
+import torch
+
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.interpreter import exception_table, instructions_of
 from jitcore.capture.liveness import JUMPS, falls_through, live_locals
@@ -24,7 +26,9 @@ from jitcore.capture.opcodes import HANDLERS
 from jitcore.capture.values.base import NullValue
 from jitcore.capture.values.objects import ClassValue
 from jitcore.capture.values.function import UserMethodValue
+from jitcore.capture.values.mapping import DictValue
 from jitcore.capture.values.opaque import DeferredMethodValue
+from jitcore.capture.values.sequence import TupleValue
 from jitcore.capture.values.torch_rules import is_torch_code, is_torch_runtime
 from jitcore.marks import is_disabled
 
@@ -55,12 +59,13 @@ class Successor:
 @dataclasses.dataclass(frozen=True)
 class NativeCallee:
     """The callee of a call that the entry runs itself: the value at stack slot `slot`, or in its place the
-    compiled copy of `fn` (when set), bound to the `receiver` value (when set). `shared`: the copy captures its
-    receiver by structure from its first call (Note [Instances shared by structure])."""
+    compiled copy of `fn` (when set), bound to the `receiver` value (when set). `shared`: the guard paths of the
+    copy's parameters (its receiver, an argument, an item of `*args` / `**kwargs`) that it captures by structure
+    from its first call (Note [Instances shared by structure])."""
     slot: int
     fn: object = None
     receiver: object = None
-    shared: bool = False
+    shared: tuple = ()
     #: the call makes a new object each time (a plain class's constructor): the resume function receives it
     #: as something this call made, never guarded by identity (Note [Instances shared by structure])
     new_result: bool = False
@@ -257,7 +262,8 @@ def _native_callee(state, inst, stack: list, reason: GraphBreak) -> NativeCallee
     if found is None:
         return NativeCallee(slot, new_result=new_result)
     fn, receiver = found
-    return NativeCallee(slot, fn, receiver, _shared_receiver(state.ctx, receiver), new_result)
+    return NativeCallee(slot, fn, receiver, _shared_parameters(state, inst, stack, fn, receiver),
+                        new_result)
 
 
 def _constructs(callee) -> bool:
@@ -270,14 +276,72 @@ def _constructs(callee) -> bool:
     return type(cls).__call__ is type.__call__ and cls.__new__ is object.__new__
 
 
-def _shared_receiver(ctx, receiver) -> bool:
-    """Will the callee's frame see other objects of the receiver's kind? It does when this capture holds the
-    receiver by structure (the frame runs for every instance this entry serves), or when the receiver is a block
-    read from a module holding another of its type (the next block calls the same forward): Note [Instances
-    shared by structure]."""
-    if receiver is None or receiver.source is None:
+def _shared_parameters(state, inst, stack: list, fn, receiver) -> tuple:
+    """The guard paths, in the callee's frame, of what the call passes that the callee will see other objects of
+    the same kind in: Note [Instances shared by structure], [Sharing follows the arguments]."""
+    arguments = _call_arguments(state, inst, stack)
+    if arguments is None:
+        return ()
+    positional, keywords = arguments
+    if receiver is not None:
+        positional = [receiver, *positional]
+    signature = inspect.signature(fn, follow_wrapped=False)
+    try:
+        bound = signature.bind(*positional, **keywords)
+    except TypeError:  # the call raises in Python as it is; nothing to share
+        return ()
+    shared = []
+    for name, given in bound.arguments.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            items = enumerate(given)
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            items = given.items()
+        else:
+            items = ((None, given),)
+        shared += [(("local", name),) + ((("item", key),) if key is not None else ())
+                   for key, value in items if _shared_argument(state.ctx, value)]
+    return tuple(shared)
+
+
+# Note [Sharing follows the arguments]
+# A callee's compiled copy serves every call that reaches it. When the calling capture holds an argument by
+# structure (it serves several objects of that kind), or the argument is a block read beside a twin (`repeated`),
+# or a module or function the capture made itself (a new one on every call), the callee will see other objects
+# there too: its copy captures that parameter by structure from its first call rather than learning it from a
+# miss. This carries sharing through wrappers that pass their receiver on as an argument: transformers'
+# `GradientCheckpointingLayer.__call__` -> `forward_with_checkpointing(self, *args)` -> a decorator's
+# `wrapped(*args, **kwargs)` -> the layer's own forward, and `self.experts.map(x)` called in method form. The
+# receiver is the first such argument. Guarding by structure is as sound as by identity; it only gives up pinning.
+
+
+def _call_arguments(state, inst, stack: list):
+    """(positional values, {keyword: value}) that the call at `inst` passes its callee (self included for a
+    method-form call), or None where they are not known one by one (`f(*xs)` of a sequence held whole)."""
+    _, inputs = HANDLERS[inst.opname].signature.take(stack, inst.arg)
+    if inst.opname == "CALL":
+        args = list(inputs["args"])
+        if not isinstance(inputs["method"], NullValue):
+            args = [inputs["callable"], *args]
+        split = len(args) - len(state.kw_names)
+        return args[:split], dict(zip(state.kw_names, args[split:]))
+    callargs, kwargs = inputs["callargs"], inputs["kwargs"]
+    if not isinstance(callargs, TupleValue) or kwargs is not None and not isinstance(kwargs, DictValue):
+        return None
+    keywords = kwargs.items if kwargs is not None else {}
+    if not all(type(key) is str for key in keywords):
+        return None
+    return list(callargs.items), dict(keywords)
+
+
+def _shared_argument(ctx, value) -> bool:
+    """Will the callee see other objects where this value is passed? Only modules and Python functions are
+    captured by structure."""
+    if not isinstance(value.identity(), (torch.nn.Module, types.FunctionType)):
         return False
-    return ctx.by_structure(receiver.source) or getattr(receiver, "repeated", False)
+    if value.source is None:
+        return True  # made by this capture: a new one on every call
+    return ctx.by_structure(value.source) or getattr(value, "repeated", False)
 
 
 def _has_compiled_copy(fn) -> bool:

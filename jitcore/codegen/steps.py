@@ -40,9 +40,9 @@ class ResumeFactory(Protocol):
         frame with cell or free variables: a maker taking the frame's cells, as `resume`); called through
         `handover`, as a resume function is."""
 
-    def callee(self, fn, shared: bool = False):
-        """fn's compiled copy, so a callee that the break runs natively is captured on its own; `shared`: the copy
-        captures its first argument (the receiver) by structure from its first call."""
+    def callee(self, fn, shared: tuple = ()):
+        """fn's compiled copy, so a callee that the break runs natively is captured on its own; `shared`: guard
+        paths of its parameters that the copy captures by structure from its first call."""
 
     def handover(self):
         """`(waiting, fn, *args)` -> what the entry returns to continue in `fn(*args)` (Note [Resume chains run in

@@ -50,7 +50,7 @@ class FrameResumes:
     def step(self, target: int, kinds: tuple, names: tuple, tails: dict):
         return step_function(self.original, self.globals, target, kinds, names, tails)
 
-    def callee(self, fn, shared=False):
+    def callee(self, fn, shared=()):
         return compiled_callee(fn, self.options, shared)
 
     def handover(self):

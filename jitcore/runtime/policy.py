@@ -103,8 +103,7 @@ class RecompilePolicy:
         ({name: dims}) and numbers ({name: None}) of the live locals it receives as arguments; and the arguments it
         receives that the frame held by structure or made itself (`structural_names`), captured by structure from
         the first call."""
-        if structural_names:
-            self.structural_paths = self.structural_paths | {(("local", name),) for name in structural_names}
+        self.share((("local", name),) for name in structural_names)
         if self.shape_mode is not None:
             return
         for name, dims in dynamic_locals.items():
@@ -116,6 +115,11 @@ class RecompilePolicy:
                 self.varied_dims = self.varied_dims | {(path, d) for d in dims}
                 for d in dims:
                     self.dim_reasons.setdefault((path, d), "dynamic in the frame whose graph break handed it over")
+
+    def share(self, paths) -> None:
+        """Objects on these guard paths are captured by type and structure from the next capture on (Note
+        [Instances shared by structure])."""
+        self.structural_paths = self.structural_paths | frozenset(paths)
 
     def adopt(self, other: "RecompilePolicy") -> None:
         """Start from what `other` learnt (dims and numbers made dynamic, and why): explain()'s copy of a function

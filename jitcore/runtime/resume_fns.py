@@ -104,10 +104,11 @@ def step_function(original, fn_globals, target: int, kinds: tuple, names: tuple,
     return found
 
 
-def compiled_callee(fn, options, shared=False):
+def compiled_callee(fn, options, shared=()):
     """fn's compiled copy for these options, so a callee that a break runs natively gets graphs of its own.
-    `shared`: its receiver is one of several objects the copy will run for (Note [Instances shared by
-    structure]): the copy captures its first argument by structure from now on, instead of by identity first."""
+    `shared`: guard paths of its parameters (the receiver, an argument, an item of `*args`) where the copy will
+    see several objects of one kind (Note [Sharing follows the arguments], capture/continuation.py): the copy
+    captures them by structure from now on, instead of by identity first."""
     per_fn = _CALLEES.get(fn)
     if per_fn is None:
         per_fn = _CALLEES[fn] = {}
@@ -120,8 +121,7 @@ def compiled_callee(fn, options, shared=False):
             compiled = _MAKERS.compiled_function(fn, options)
         per_fn[options] = compiled
     if shared and not isinstance(fn, WrapperCall):
-        cache = compiled._jitcore_cache
-        cache.policy.inherit({}, cache.params[:1])
+        compiled._jitcore_cache.policy.share(shared)
     return compiled
 
 

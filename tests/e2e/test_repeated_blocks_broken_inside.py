@@ -6,8 +6,10 @@ of one class) gets the compiled copy of its forward captured by structure from i
 its frame reads through it and the values its resume functions receive; what differs between blocks (training
 flag, hooks, parameter shapes, submodule types) still misses and gets graphs of its own.
 """
+import functools
 import io
 
+import pytest
 import torch
 from torch import nn
 
@@ -188,3 +190,107 @@ def test_stages_with_other_block_counts_share_the_stage_graph_matches_eager():
     found = entries_by_code()
     assert found["Stage.forward"] == [1, 1], found  # the forward and its resume function
     assert found["Block.forward"] == [1, 1], found
+
+
+# -- sharing follows the arguments (Note [Sharing follows the arguments], capture/continuation.py) -----------
+def passthrough(func):
+    """A decorator that hands its receiver on inside `*args` (transformers' deprecate_kwarg)."""
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        return func(*args, **kwargs)
+    return wrapped
+
+
+class Router(nn.Module):
+    def __init__(self, d=4):
+        super().__init__()
+        self.gate = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.gate(x)
+        print("router", file=SINK)
+        return torch.softmax(h, -1)
+
+
+class Experts(nn.Module):
+    """Reached in method form (`self.experts.mix(h)`), with a router of the same class as its owner's."""
+
+    def __init__(self, d=4):
+        super().__init__()
+        self.router = Router(d)
+        self.proj = nn.Linear(d, d)
+
+    def mix(self, x):
+        weights = self.router(x.cos())
+        return self.proj(x) * weights
+
+
+def checkpointed(cls):
+    """GradientCheckpointingLayer's shape: the class's forward becomes a function that hands `self` on in *args."""
+    inner = cls.forward
+
+    @functools.wraps(inner)
+    def checkpointing(self, *args, **kwargs):
+        return inner(self, *args, **kwargs)
+    cls.forward = checkpointing
+    return cls
+
+
+@checkpointed
+class WrappedBlock(nn.Module):
+    def __init__(self, d=4):
+        super().__init__()
+        self.router = Router(d)
+        self.experts = Experts(d)
+
+    @passthrough
+    def forward(self, x, scale=1.0):
+        y = x.sin()
+        return y + self.experts.mix(y) * scale + self.router(y)
+
+
+class WrappedStack(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        torch.manual_seed(0)
+        self.layers = nn.ModuleList([WrappedBlock() for _ in range(n)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x, scale=0.5)
+        return x * 2
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_receiver_handed_through_wrappers_is_shared_from_the_first_call(grad):
+    jit.reset()
+    x = grad_input() if grad else randn(2, 4)
+    with torch.set_grad_enabled(grad):
+        check_against_eager(WrappedStack(3), (x,), (x + 1,), expected_graphs=None)
+    found = entries_by_code()
+    for code in ("passthrough.<locals>.wrapped", "WrappedBlock.forward", "Experts.mix", "Router.forward",
+                 "checkpointed.<locals>.checkpointing"):
+        assert all(count == 1 for count in found[code]), (code, found)
+
+
+def test_module_passed_as_an_argument_beside_a_twin_is_shared():
+    class Apply(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            torch.manual_seed(0)
+            self.blocks = nn.ModuleList([Block() for _ in range(n)])
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = run(block, x)
+            return x
+
+    jit.reset()
+    check_against_eager(Apply(4), (grad_input(),), expected_graphs=None)
+    found = entries_by_code()
+    assert found["run"] == [1, 1] and found["Block.forward"] == [1, 1], found
+
+
+def run(block, x):
+    y = x * 3
+    return block(y) - 1
