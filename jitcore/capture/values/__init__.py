@@ -23,7 +23,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import ItemSource, AttrSource, DictItemSource, LocalSource, ModuleDictSource
 from jitcore.capture.values import constructors, torch_rules, torch_probes  # noqa: F401 (they register call rules)
 from jitcore.capture.values import sets  # noqa: F401 (it registers set and frozenset with const())
-from jitcore.capture.values import cached_call, copy_rules, dunders, getters, heapq_rules, itertools_rules  # noqa: F401 (call rules)
+from jitcore.capture.values import cached_call, copy_rules, dunders, getters, heapq_rules, itertools_rules, module_conversion  # noqa: F401 (call rules)
 from jitcore.capture.values import vmap  # noqa: F401 (torch.vmap's call rule)
 from jitcore.capture.values import function_mode_rules  # noqa: F401 (TorchFunctionMode's call rules)
 from jitcore.capture.values.numpy_rules import is_numpy_function
