@@ -4275,3 +4275,74 @@ def f(pad):
 def inputs(i):
     return (torch.rand(2, 4, generator=torch.Generator().manual_seed(i)) > 0.3,)
 """)
+
+
+# ---- session 10: module conversions inside forward, repeated layers reached through wrappers ----
+
+_program("moe-router-module-to-noop", (1, 1), """
+class Router(nn.Module):
+    def __init__(self, d=4, n=3):
+        super().__init__()
+        self.classifier = nn.Linear(d, n, bias=False)
+        self.dtype = torch.float32
+
+    def forward(self, x):
+        x = x.to(self.dtype)
+        self.classifier = self.classifier.to(self.dtype)
+        probs = self.classifier(x).softmax(-1)
+        return probs.max(-1).values
+
+router = Router()
+
+def f(x):
+    return router(x)
+
+def inputs(i):
+    return (rand(5, 4, seed=i, grad=True),)
+
+def observe():
+    return router.classifier.weight.grad
+""")
+
+_program("moe-wrapped-layers-break-inside", (2, 0), """
+import functools
+
+def passthrough(func):
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        return func(*args, **kwargs)
+    return wrapped
+
+class Layer(nn.Module):
+    def __init__(self, d=4):
+        super().__init__()
+        self.gate = nn.Linear(d, 2)
+        self.proj = nn.Linear(d, d)
+
+    @passthrough
+    def forward(self, x):
+        h = self.gate(x).softmax(-1)
+        print("routed")
+        return self.proj(x) * h[:, :1]
+
+class Model(nn.Module):
+    def __init__(self, n=3):
+        super().__init__()
+        self.layers = nn.ModuleList([Layer() for _ in range(n)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+model = Model()
+
+def f(x):
+    return model(x)
+
+def inputs(i):
+    return (rand(6, 4, seed=i, grad=True),)
+
+def observe():
+    return model.layers[1].proj.weight.grad
+""")

@@ -13,6 +13,7 @@ from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.sources import AttrSource
 from jitcore.capture.values.base import NOT_CONSTANT
 from jitcore.capture.values.call_rules import CallRule, Meaning, KNOWN_CALLABLE, register_callable
+from jitcore.capture.values.wrapping import wrap
 
 __all__ = []
 
@@ -23,10 +24,10 @@ __all__ = []
 # store what is there, and the module comes back. Tracing `_apply` meets `param.grad` and `param.data =` (a graph
 # break inside torch's code, so the whole call ran in Python between two graphs). The rule decides it from what the
 # module holds: every parameter and buffer of the module tree is read through the module as the trace reads it
-# (a graph input with its dtype and device guarded, dropped from the graph when unused), each gradient is guarded
-# None, and torch.__future__'s two conversion flags (which make `_apply` put new Parameter objects in place, or swap
+# (a graph input with its dtype and device guarded, dropped from the graph when unused), each gradient likewise (or
+# guarded None), and torch.__future__'s two conversion flags (which make `_apply` put new Parameter objects in place, or swap
 # them, even for a no-op) are guarded off. When every tensor already has the target dtype and device, the call is
-# the module itself and nothing else. Anything else (a tensor to convert, a gradient present, a tensor subclass, a
+# the module itself and nothing else. Anything else (a tensor or gradient to convert, a tensor subclass, a
 # memory format, a device given without its index, which depends on the current device, an argument that is not a
 # constant) is a graph break at the call, which runs it in Python.
 
@@ -108,6 +109,19 @@ def _same(fake, device, dtype, applies_to) -> bool:
     return device is None or fake.device == device
 
 
+def _check_gradient(state, grad, source, device, dtype, applies_to) -> None:
+    """A parameter's gradient is converted like the parameter: guarded None, or read as a graph input (its dtype
+    and device guarded, dropped from the graph when unused) that must need no conversion either."""
+    if grad is None:
+        state.ctx.guard(source, NoneMatch())
+        return
+    if type(grad) is not torch.Tensor:
+        raise _changes(f"a {type(grad).__name__} gradient")
+    value = wrap(state, grad, source)
+    if not _same(value.fake, device, dtype, applies_to):
+        raise _changes(f"{source.user_name} is {value.fake.dtype} on {value.fake.device}")
+
+
 def _conversion(target):
     def handler(state, fn, args, kwargs):
         if not args or not isinstance(args[0].identity(), torch.nn.Module) or args[0].source is None:
@@ -125,9 +139,7 @@ def _conversion(target):
             if not _same(value.fake, device, dtype, applies_to):
                 raise _changes(f"{value.source.user_name} is {value.fake.dtype} on {value.fake.device}")
             if parameter is not None:
-                if parameter.grad is not None:
-                    raise _changes(f"{value.source.user_name} has a gradient")
-                ctx.guard(AttrSource(value.source, "grad"), NoneMatch())
+                _check_gradient(state, parameter.grad, AttrSource(value.source, "grad"), device, dtype, applies_to)
         return module_value
     return handler
 
