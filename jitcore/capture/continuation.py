@@ -279,6 +279,8 @@ def _constructs(callee) -> bool:
 def _shared_parameters(state, inst, stack: list, fn, receiver) -> tuple:
     """The guard paths, in the callee's frame, of what the call passes that the callee will see other objects of
     the same kind in: Note [Instances shared by structure], [Sharing follows the arguments]."""
+    if not isinstance(fn, types.FunctionType) or "__signature__" in fn.__dict__:
+        return ()  # a DDP/FSDP marker; a signature that may not be the code's own parameters
     arguments = _call_arguments(state, inst, stack)
     if arguments is None:
         return ()
@@ -309,10 +311,10 @@ def _shared_parameters(state, inst, stack: list, fn, receiver) -> tuple:
 # structure (it serves several objects of that kind), or the argument is a block read beside a twin (`repeated`),
 # or a module or function the capture made itself (a new one on every call), the callee will see other objects
 # there too: its copy captures that parameter by structure from its first call rather than learning it from a
-# miss. This carries sharing through wrappers that pass their receiver on as an argument: transformers'
-# `GradientCheckpointingLayer.__call__` -> `forward_with_checkpointing(self, *args)` -> a decorator's
-# `wrapped(*args, **kwargs)` -> the layer's own forward, and `self.experts.map(x)` called in method form. The
-# receiver is the first such argument. Guarding by structure is as sound as by identity; it only gives up pinning.
+# miss. This carries sharing through wrappers that pass their receiver on as an argument: transformers' layers,
+# whose class forward is `forward_with_checkpointing(self, *args, **kwargs)` -> a decorator's `wrapped(*args,
+# **kwargs)` -> the layer's own forward, and `self.experts.map(x)` called in method form. The receiver counts as
+# the first argument. Guarding by structure is as sound as by identity; it only gives up pinning.
 
 
 def _call_arguments(state, inst, stack: list):
