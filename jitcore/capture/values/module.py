@@ -218,24 +218,10 @@ class ModuleValue(Value):
             # kernel (cuDNN's packed layout on a GPU): run as torch runs it, between two graphs, as torch.compile
             # does (Dynamo's allow_rnn is off by default)
             raise GraphBreak("torch_runtime", f"{self._name()} ({type(module).__name__}.forward, a recurrent layer)")
-        own_call = self._own_call(state)
-        if own_call is not None:
-            return state.inline_call(own_call, [self, *args], kwargs)
         if self._has_inlinable_hooks():
             return self._call_with_hooks(state, args, kwargs)
         self.guard_no_hooks(state.ctx)
         return self._call_forward(state, args, kwargs)
-
-    def _own_call(self, state):
-        """The class's own `__call__` where it replaces nn.Module's (Python calls it, not forward), guarded; else
-        None."""
-        call = _class_lookup(type(self.module), "__call__")
-        if call is _MODULE_CALL:
-            return None
-        state.ctx.guard_class_lookup(type(self.module), "__call__")
-        if not isinstance(call, types.FunctionType):
-            raise GraphBreak("unsupported_call", f"{type(self.module).__name__}.__call__ is not a Python function")
-        return call
 
     def _call_forward(self, state, args, kwargs):
         module = self.module
@@ -454,9 +440,6 @@ def _has_twin(table: dict, module) -> bool:
     """Does `table` (a module's `_modules`) hold another module of `module`'s exact type?"""
     kind = type(module)
     return any(type(other) is kind and other is not module for other in table.values())
-
-
-_MODULE_CALL = torch.nn.Module.__dict__["__call__"]
 
 
 def _module_call(state, fn, args, kwargs):
