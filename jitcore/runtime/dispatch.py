@@ -33,13 +33,15 @@ class DefaultPlaceholder:
         return f"<default of {self.name}>"
 
 
-#: entries from which a shape switch is worth generating
-_SWITCH_MIN = 3
+#: entries from which a shape switch is worth generating: two already, since automatic dynamic leaves a static
+#: entry in front of the dynamic one, and a call at any other size would fail the static entry's whole guard first
+_SWITCH_MIN = 2
 
 
 def _switch(params, entries):
-    """(parameter index, {size: entry indices}, indices for any other value) when the entries' guards each pin
-    the shape of one tensor parameter (the first such parameter), else None. Entries that do not pin it are
+    """(parameter index, {size: entry indices}, indices for any other value) when the entries' guards pin the
+    shape of one tensor parameter in two shapes, or in one beside entries that leave it free (the first such
+    parameter), else None. Entries that do not pin it are
     candidates for every shape, in their original order."""
     for index, name in enumerate(params):
         sizes, anywhere = [], []
@@ -50,7 +52,7 @@ def _switch(params, entries):
                 sizes.append((i, found[0].sizes))
             else:
                 anywhere.append(i)
-        if len({size for _, size in sizes}) < 2:
+        if len({size for _, size in sizes}) < (2 if not anywhere else 1):
             continue
         table = {}
         for i, size in sizes:

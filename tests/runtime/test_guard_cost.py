@@ -144,3 +144,25 @@ def test_recompile_reason_is_reported_against_the_newest_entry_only(monkeypatch)
     reasons = [m for t, m in EVENTS if t == "recompiles"]
     assert len(reasons) == 2
     assert "changed 3 -> 4" in reasons[-1] and "2 -> 4" not in reasons[-1]
+
+
+def test_after_automatic_dynamic_a_new_size_tries_only_the_dynamic_entry(counting):
+    # the static entry of the first size stays in front; the shape switch sends every other size straight to the
+    # dynamic entry instead of through the static entry's failing guard
+    def f(x):
+        return x * 2
+
+    compiled = jit.compile(f, backend=counting)
+    for n in range(1, 9):
+        compiled(torch.ones(n))
+    cache = compiled._jitcore_cache
+    assert len(cache.entries) == 2
+    namespace = cache.dispatcher.namespace
+    assert "___table" in cache.dispatch.source
+    static, dynamic = cache.entries
+    assert [guard for guard, _ in namespace["___fallback"]] == [dynamic.guard_check]
+    assert [guard for guard, _ in namespace["___table"][(1,)]] == [static.guard_check, dynamic.guard_check]
+    for n in (1, 5, 9):
+        x = torch.randn(n)
+        torch.testing.assert_close(compiled(x), f(x))
+    assert counting.graph_count == 2
