@@ -38,7 +38,16 @@ def _truth(x):
     return x * bool(x.shape[0] - 3)
 
 
-@pytest.mark.parametrize("fn, graphs", [(_ceil, 3), (_int_of_float, 2), (_extremes, 2), (_abs_pow, 2), (_divmod, 2)],
+def _prod(x):
+    return x.view(-1) * math.prod(x.shape), math.prod(x.shape, start=2)
+
+
+def _size_of_list(x):
+    return x.new_ones(torch.Size([x.shape[0], 2])), torch.Size([x.shape[0], 2])
+
+
+@pytest.mark.parametrize("fn, graphs", [(_ceil, 3), (_int_of_float, 2), (_extremes, 2), (_abs_pow, 2), (_divmod, 2),
+                                        (_prod, 2), (_size_of_list, 2)],
                          ids=lambda f: getattr(f, "__name__", "").strip("_"))
 def test_a_size_sweep_takes_as_many_graphs_as_torch_compile(fn, graphs):
     # torch.compile's counts on this sweep: two (static, then symbolic); _ceil three (ceil(n / 4) turns from 1 to 2)

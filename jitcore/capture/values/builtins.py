@@ -378,6 +378,19 @@ def _sum(state, iterable, start=None):
     return total
 
 
+@_rule(math.prod)
+def _prod(state, iterable, *, start=None):
+    """`math.prod(x.shape)`: the product by Python's own `*` on each item, so sizes stay symbolic (as in `sum`);
+    constants fold as before."""
+    items = iterable.iterate(state)
+    if not any(item.is_symbolic_number() for item in items):
+        return NotImplemented
+    total = start if start is not None else const(1)
+    for item in items:
+        total = apply_binary(state, "mul", total, item)
+    return total
+
+
 def _extreme(fn):
     def handler(state, *args, **kwargs):
         """min/max over Python constants (also from an iterable: a generator expression, a list), computed now.

@@ -22,7 +22,7 @@ from jitcore.capture.values.dict_object import NewDictObjectValue, dict_construc
 from jitcore.capture.values.module import NewModuleValue, new_module_argument, NOT_REAL, check_stateless
 from jitcore.capture.values.function import UserFunctionValue, UserMethodValue
 from jitcore.capture.values.exception import exception_constructible, construct_exception
-from jitcore.capture.values.sequence import TupleValue
+from jitcore.capture.values.sequence import SequenceValue, TupleValue
 from jitcore.capture.values.user_object import (NewObjectValue, constructible, class_lookup, relied_class_lookup,
                                                 _MISSING)
 
@@ -41,7 +41,12 @@ def _region(state, cls, args, kwargs):
 
 
 def _fold_constant(state, cls, args, kwargs):
-    """torch.Size, torch.device ... of constants are constants."""
+    """torch.Size, torch.device ... of constants are constants; a torch.Size of ints some of which are symbolic
+    sizes (`torch.Size([x.shape[0], 2])`) is a Size of those values, which pins none of them."""
+    if cls is torch.Size and len(args) == 1 and not kwargs and isinstance(args[0], SequenceValue):
+        items = list(args[0].sequence_items())
+        if any(v.is_symbolic_number() for v in items) and all(v.python_type() is int for v in items):
+            return TupleValue(items, tuple_type=torch.Size)
     a = [v.constant() for v in args]
     if NOT_CONSTANT in a or kwargs:
         return NotImplemented

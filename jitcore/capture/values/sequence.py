@@ -216,7 +216,7 @@ class TupleValue(SequenceValue):
             return result
         if self.tuple_type is torch.Size and name == "numel" and not args and not kwargs:
             # the product of symbolic sizes stays symbolic (guarded by the ShapeEnv like any size arithmetic)
-            from jitcore.capture.values.builtins import apply_binary  # builtins imports this module
+            from jitcore.capture.values.builtins import apply_binary  # lazy: builtins imports this module
             product = const(1)
             for item in self.items:
                 product = apply_binary(state, "mul", product, item)
