@@ -12,12 +12,21 @@ _EVENTS: list = []
 _RECORDING = [False]
 
 
-def _record(event, args):
-    if _RECORDING[0] and event in ("builtins.id", "object.__getattr__"):
-        _EVENTS.append((event, args[1] if event == "object.__getattr__" else None))
+def _record(event, args, recording=_RECORDING, events=_EVENTS):
+    # the lists are bound as defaults: the hook outlives this module's globals (they are None at shutdown)
+    if recording[0] and event in ("builtins.id", "object.__getattr__"):
+        events.append((event, args[1] if event == "object.__getattr__" else None))
 
 
-sys.addaudithook(_record)  # hooks cannot be removed: this one records only while a test asks it to
+_INSTALLED = []
+
+
+def _install_hook():
+    """Hooks cannot be removed: install this one once, when a test first needs it (not at collection), and let it
+    record only while a test asks it to."""
+    if not _INSTALLED:
+        sys.addaudithook(_record)
+        _INSTALLED.append(True)
 
 
 class Scale(torch.nn.Module):
@@ -44,6 +53,7 @@ def test_a_passing_guard_makes_no_audited_reads():
     compiled(x)
     guard = _entry_guard(compiled)
     cells = type(compiled).forward.__closure__
+    _install_hook()
     _EVENTS.clear()
     _RECORDING[0] = True
     try:
