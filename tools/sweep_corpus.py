@@ -1218,8 +1218,6 @@ MORE_GRAPHS_THAN_TORCH_COMPILE = {
                      "natively, making no graph; jitcore captures nonzero with an unbacked size (issue 14)",
     "mask_then_size": "not fixed yet (session 10): the size of x[x > 0] read in Python costs recompiles that "
                       "torch.compile avoids (auto 8 graphs vs 4); results equal eager",
-    "index_with_size": "not fixed yet (session 10): an int index computed from a size (x[x.shape[0] - 1]) "
-                       "specialises the size; results equal eager",
     "unique_values": "not fixed yet (session 10): jitcore captures torch.unique with unbacked sizes and breaks at "
                      "values.shape[0] read in Python, a graph per input shape until automatic dynamic; "
                      "torch.compile breaks at unique itself and makes no graph; results equal eager",

@@ -46,7 +46,12 @@ def _size_of_list(x):
     return x.new_ones(torch.Size([x.shape[0], 2])), torch.Size([x.shape[0], 2])
 
 
-@pytest.mark.parametrize("fn, graphs", [(_ceil, 3), (_int_of_float, 2), (_extremes, 2), (_abs_pow, 2), (_divmod, 2),
+def _index(x):
+    # Tensor.__getitem__ would turn the symbolic index into an int (`__index__`): captured as select on dim 0
+    return x[x.shape[0] - 1] + x[len(x) // 2] + x[-(x.shape[0] // 2)]
+
+
+@pytest.mark.parametrize("fn, graphs", [(_index, 2), (_ceil, 3), (_int_of_float, 2), (_extremes, 2), (_abs_pow, 2), (_divmod, 2),
                                         (_prod, 2), (_size_of_list, 2)],
                          ids=lambda f: getattr(f, "__name__", "").strip("_"))
 def test_a_size_sweep_takes_as_many_graphs_as_torch_compile(fn, graphs):

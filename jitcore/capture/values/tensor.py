@@ -150,6 +150,10 @@ class TensorValue(Value):
         through = dispatch(state, torch.Tensor.__getitem__, [self, key], {})
         if through is not None:
             return through
+        if key.is_symbolic_number() and key.python_type() is int and self.fake.dim() >= 1:
+            # `x[n - 1]` with a symbolic size: Tensor.__getitem__ turns an int-like index into a Python int
+            # (`__index__`), which would pin the size; `select` on dim 0 is the same view and keeps it symbolic
+            return graph_call(state, "call_function", torch.select, [self, const(0), key], {})
         return graph_call(state, "call_function", operator.getitem, [self, key], {})
 
     def setitem(self, state, key, value):
