@@ -106,9 +106,8 @@ def instructions_of(code):
 def _plans_of(code) -> list:
     """Per instruction of `code` (as instructions_of lists them): (the handler planned for, its inputs' slot
     counts (Signature.input_layout), their total when every input is one slot (taken as one slice) else None, its
-    line or None). Found once per code,
-    so that a step evaluates no signature; the loop plans again where HANDLERS now holds another handler (tests
-    replace handlers)."""
+    line or None). Found once per code, so that a step evaluates no signature; the loop plans again where
+    HANDLERS now holds another handler (tests replace handlers)."""
     plans = _PLANS.get(code)
     if plans is None:
         plans = _PLANS[code] = [_plan(HANDLERS.get(inst.opname), inst) for inst in instructions_of(code)[0]]

@@ -195,8 +195,9 @@ def compile_tree(tree: GuardTree, params: list[str], globals_dict: dict, builtin
 
 def _schedule(tree: GuardTree) -> list[tuple[GuardNode, Check, str]]:
     """The order checks run in: the checks on the frame's arguments and on torch's global state first, then the
-    other root checks, then the rest, then the module-state batch (Note [Batches last]), each part cheapest first (ties in insertion order), except that a node's value
-    is read only after every check on its parent has passed (a read on a wrong type may raise or run user code).
+    other root checks, then the rest, then the module-state batch (Note [Batches last]), each part cheapest first
+    (ties in insertion order), except that a node's value is read only after every check on its parent has passed
+    (a read on a wrong type may raise or run user code).
 
     Arguments first (Note [Arguments first]): their types, shapes and numbers are what tell one cache entry of a
     frame from another, so a call that misses an entry fails it after a few checks instead of after every module
@@ -331,17 +332,14 @@ class _Codegen:
                 self._emit(f"if not ({rendered}):  # {_comment(user_name)}")
                 self._emit("    return False")
                 continue
-            if type(check) is CodeMatch or type(check) is EqualsMatch:
-                test = self._by_address(node, check)
-                if test is not None:
-                    self._emit(f"if not ({test}):  # {_comment(user_name)}: {_comment(check.describe())}")
-                    self._emit("    return False")
-                    continue
-            if isinstance(check, DistinctObjects):
-                test = self._distinct(node, check)
-                if test is not None:
-                    self._emit(f"if not ({test}):  # {_comment(user_name)}: {_comment(check.describe())}")
-                    self._emit("    return False")
+            distinct = isinstance(check, DistinctObjects)
+            # a test other checks let us narrow (None: DistinctObjects has no pair left, the rest render as usual)
+            test = self._distinct(node, check) if distinct else \
+                self._by_address(node, check) if type(check) in (CodeMatch, EqualsMatch) else None
+            if test is not None:
+                self._emit(f"if not ({test}):  # {_comment(user_name)}: {_comment(check.describe())}")
+                self._emit("    return False")
+            if test is not None or distinct:
                 continue
             var = "None" if node.parent is None else self._value(node)
             if isinstance(check, Relation):

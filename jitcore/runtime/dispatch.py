@@ -41,8 +41,7 @@ _SWITCH_MIN = 2
 def _switch(params, entries):
     """(parameter index, {size: entry indices}, indices for any other value) when the entries' guards pin the
     shape of one tensor parameter in two shapes, or in one beside entries that leave it free (the first such
-    parameter), else None. Entries that do not pin it are
-    candidates for every shape, in their original order."""
+    parameter), else None. Entries that do not pin it are candidates for every shape, in their original order."""
     for index, name in enumerate(params):
         sizes, anywhere = [], []
         for i, entry in enumerate(entries):

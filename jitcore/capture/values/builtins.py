@@ -31,7 +31,7 @@ from jitcore.capture.values.sets import construct_set
 from jitcore.capture.values.super_lookup import super_attribute
 from jitcore.capture.values.symint import symbolic_call
 
-__all__ = ["BuiltinValue", "apply_binary"]
+__all__ = ["BuiltinValue", "apply_binary", "product"]
 
 #: builtins that are pure functions of constant arguments
 _PURE = {abs, min, max, sum, len, int, float, bool, str, round, divmod, pow, repr, hash, tuple, list, dict, set,
@@ -378,17 +378,22 @@ def _sum(state, iterable, start=None):
     return total
 
 
-@_rule(math.prod)
-def _prod(state, iterable, *, start=None):
-    """`math.prod(x.shape)`: the product by Python's own `*` on each item, so sizes stay symbolic (as in `sum`);
-    constants fold as before."""
-    items = iterable.iterate(state)
-    if not any(item.is_symbolic_number() for item in items):
-        return NotImplemented
+def product(state, items, start=None) -> Value:
+    """The product of `items` by Python's own `*`, from `start` (1 when None): sizes stay symbolic, as in `sum`
+    (`math.prod(x.shape)`, `x.shape.numel()`)."""
     total = start if start is not None else const(1)
     for item in items:
         total = apply_binary(state, "mul", total, item)
     return total
+
+
+@_rule(math.prod)
+def _prod(state, iterable, *, start=None):
+    """`math.prod` of sizes stays symbolic; of constants it folds as before."""
+    items = iterable.iterate(state)
+    if not any(item.is_symbolic_number() for item in items):
+        return NotImplemented
+    return product(state, items, start)
 
 
 def _extreme(fn):

@@ -216,11 +216,8 @@ class TupleValue(SequenceValue):
             return result
         if self.tuple_type is torch.Size and name == "numel" and not args and not kwargs:
             # the product of symbolic sizes stays symbolic (guarded by the ShapeEnv like any size arithmetic)
-            from jitcore.capture.values.builtins import apply_binary  # lazy: builtins imports this module
-            product = const(1)
-            for item in self.items:
-                product = apply_binary(state, "mul", product, item)
-            return product
+            from jitcore.capture.values.builtins import product  # lazy: builtins imports this module
+            return product(state, self.items)
         return super().call_method(state, name, args, kwargs)
 
     def reconstruct(self, codegen):
