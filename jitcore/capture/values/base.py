@@ -228,6 +228,11 @@ class Value:
         `compilable(fn)` says whether fn has a compiled copy; a kind guards here whatever the swap relies on."""
         return None
 
+    def bound_callee(self, state, fn, compilable):
+        """A graph break runs `fn` bound to this value natively (a method read from it): (function, receiver value)
+        whose compiled copy may run instead, or None to call the method itself."""
+        return (fn, self) if compilable(fn) else None
+
     def __repr__(self):
         return f"{type(self).__name__}({self.source.user_name if self.source else ''})"
 

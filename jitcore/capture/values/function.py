@@ -249,7 +249,7 @@ class UserMethodValue(Value):
         rule = first_rule(self.fn, state.ctx.rule_answers)
         if rule is not None and rule.meaning is Meaning.NATIVE or state.ctx.standin_value(self.fn) is not None:
             return None
-        return (self.fn, self.self_value) if compilable(self.fn) else None
+        return self.self_value.bound_callee(state, self.fn, compilable)
 
     def children(self):
         return [self.self_value]

@@ -40,6 +40,8 @@ _GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_
 _CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict)
 #: what calling a module runs unless its class defines a `__call__` of its own
 _MODULE_CALL = torch.nn.Module.__dict__["__call__"]
+#: what `super().__call__` in a module class reaches: nn.Module's call, hooks then forward
+_MODULE_CALLS = frozenset({_MODULE_CALL, torch.nn.Module._call_impl})
 _PARAM_CONTAINERS = (torch.nn.ParameterList, torch.nn.ParameterDict)
 
 
@@ -302,16 +304,36 @@ class ModuleValue(Value):
         ctx.guard_global_module_hooks()
 
     def compiled_callee(self, state, compilable):
-        """The compiled copy of the class's forward may run in place of a call a break runs natively, while the
-        module has no hooks (guarded, as for an inlined forward) and no forward of its own."""
+        """The compiled copy that may run in place of a call of the module a break runs natively: the class's own
+        `__call__` where it has one (transformers' GradientCheckpointingLayer), else forward's (`_forward_callee`)."""
+        own_call = _class_lookup(type(self.module), "__call__")
+        if own_call is _MODULE_CALL or _wrapper_kind(self.module) is not None:
+            return self._forward_callee(state, compilable)
+        if self.source is None or not isinstance(own_call, types.FunctionType) or not compilable(own_call):
+            return None
+        # Python calls the override, bound to the module; its `super().__call__(...)` comes back to forward
+        # (`bound_callee`), so a break under it leaves both captured
+        state.ctx.guard_class_lookup(type(self.module), "__call__")
+        return own_call, self
+
+    def bound_callee(self, state, fn, compilable):
+        """`nn.Module.__call__` (or `_call_impl`) bound to the module, as an override's `super().__call__` reads it,
+        runs hooks then forward: forward's compiled copy stands for it under the same conditions as for a call of
+        the module itself."""
+        if fn in _MODULE_CALLS:
+            return self._forward_callee(state, compilable)
+        return super().bound_callee(state, fn, compilable)
+
+    def _forward_callee(self, state, compilable):
+        """The compiled copy of the class's forward may run in place of nn.Module's call of it, while the module has
+        no hooks (guarded, as for an inlined forward) and no forward of its own."""
         forward = getattr(type(self.module), "forward", None)
         wrapper = _wrapper_kind(self.module)
         if wrapper is not None and self.source is not None:
             # the module's class (hence its kind) is fixed by the identity guard on the module
             return wrapper, self
         if self.source is None or self._hooked() or not isinstance(forward, types.FunctionType) \
-                or not compilable(forward) or "forward" in self.module.__dict__ \
-                or _class_lookup(type(self.module), "__call__") is not _MODULE_CALL:
+                or not compilable(forward) or "forward" in self.module.__dict__:
             return None
         self._guard_not_on_instance(state, "forward")
         state.ctx.guard_class_lookup(type(self.module), "forward")
@@ -449,7 +471,7 @@ def _module_call(state, fn, args, kwargs):
     return args[0].module_call(state, list(args[1:]), kwargs)
 
 
-for _impl in {_MODULE_CALL, torch.nn.Module._call_impl}:
+for _impl in _MODULE_CALLS:
     register_callable(_impl, KNOWN_CALLABLE, CallRule(f"nn.Module.{_impl.__name__}", Meaning.LOOKASIDE, _module_call))
 
 
