@@ -224,6 +224,10 @@ def _reduce(state, fn, iterable, *initial):
 
 @_rule(functools.partial)
 def _partial(state, fn, *args, **kwargs):
+    # CPython flattens a partial of a partial (one without a __dict__ of its own): its function, its arguments
+    # first, its keywords overridden by the new ones; `.func`, `.args` and `.keywords` show the flattened form
+    if isinstance(fn, PartialValue) and fn.flattens():
+        return PartialValue(fn.fn, [*fn.args, *args], {**fn.keywords, **kwargs})
     return PartialValue(fn, list(args), dict(kwargs))
 
 

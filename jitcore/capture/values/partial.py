@@ -29,7 +29,17 @@ class PartialValue(Value):
     def python_type(self):
         return functools.partial
 
+    def flattens(self) -> bool:
+        """Whether functools.partial(self, ...) takes this partial apart, as CPython does for a partial without a
+        __dict__: one made inside while nothing was written through it. One passed in is never taken apart here:
+        whether CPython does depends on whether its __dict__ was ever materialised, which cannot be read without
+        materialising it."""
+        return self.source is None and self.instance_dict is None
+
     def getattr(self, state, name):
+        if name in ("func", "args", "keywords") and isinstance(self.fn, PartialValue) and self.fn.source is not None:
+            raise GraphBreak("unsupported_value", f"partial.{name} of a partial over a partial passed in (CPython "
+                                                  "flattens it or not by the inner one's __dict__)")
         if name == "func":
             return self.fn
         if name == "args":
