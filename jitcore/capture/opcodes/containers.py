@@ -9,6 +9,7 @@ from jitcore.capture.values.exception import ExceptionValue
 from jitcore.capture.values.mapping import DictValue, mapping_entries
 from jitcore.capture.values.sequence import TupleValue, ListValue
 from jitcore.capture.values.sets import SetValue
+from jitcore.capture.values.string_format import format_field
 from jitcore.capture.values.symint import symbolic_slice
 
 
@@ -149,22 +150,8 @@ def call_intrinsic_1(state, inst, value):
 
 @opcode("FORMAT_VALUE", signature="value, fmt_spec if ((oparg & 0x04) == 0x04) -- result")
 def format_value(state, inst, value, fmt_spec):
-    v = value.constant()
     spec = "" if fmt_spec is None else fmt_spec.constant()
-    conversion = inst.arg & 0x03
-    if v is NOT_CONSTANT and spec == "" and (conversion in (1, 2) or
-                                             value.python_type().__format__ is object.__format__):
-        # f"{e}", f"{e!r}" of a value that knows its text (object.__format__ with no spec is str())
-        return value.text(state, "repr" if conversion == 2 else "str")
-    if v is NOT_CONSTANT or spec is NOT_CONSTANT:
-        raise GraphBreak("unsupported_value", f"formatting a {value.kind_name} into a string")
-    if conversion == 1:
-        v = str(v)
-    elif conversion == 2:
-        v = repr(v)
-    elif conversion == 3:
-        v = ascii(v)
-    return const(fold(state, format, v, spec))
+    return format_field(state, value, (None, "s", "r", "a")[inst.arg & 0x03], spec)
 
 
 @opcode("BUILD_STRING", signature="pieces[oparg] -- str")

@@ -152,8 +152,20 @@ class BoundMethodValue(Value):
         a = [v.constant() for v in args]
         k = {n: v.constant() for n, v in kwargs.items()}
         if target is NOT_CONSTANT or NOT_CONSTANT in a or NOT_CONSTANT in k.values():
+            if self.name == "format" and type(target) is str:
+                # a field may read through a value (`{t.shape[0]}`): formatted field by field (that module
+                # builds on this one)
+                from jitcore.capture.values.string_format import format_template
+                return format_template(state, target, args, kwargs)
             raise GraphBreak("unsupported_call", f"method {self.name} on non-constant arguments")
         return const(fold(state, getattr(target, self.name), *a, **k))
+
+    def children(self):
+        return [self.obj]
+
+    def reconstruct(self, codegen):
+        # a method of a constant (`"{}".format` on the stack at a break) is read again from the constant
+        return f"{codegen.load(self.obj)}.{self.name}"
 
 
 #: exact container type -> make(container of constants) -> its value; registered by the container kinds' modules
