@@ -311,15 +311,17 @@ def _runs_as_is(compiled, gm) -> bool:
 # Note [Graphs of sizes only]
 # A graph whose every operation computes a number (int arithmetic on symbolic sizes: `x.shape[0] * 2` returned or
 # handed to a resume function) has nothing for a backend to compile: it runs as captured, a few Python operations,
-# and no backend is called (torch.compile hands no such graph to its backend either). Its guards are made as for
-# any graph.
+# and no backend is called (torch.compile hands no such graph to its backend either). So does a graph that also,
+# or only, switches grad mode (`with torch.no_grad():` entered before a break with no tensor work before it): the
+# switch runs as the Python call it records. Its guards are made as for any graph.
 _NUMBERS = (torch.SymInt, torch.SymFloat, torch.SymBool, int, float, bool)
 
 
 def _sizes_only(gm) -> bool:
-    """Every call node of the graph computes a number, none a tensor."""
+    """Every call node of the graph computes a number or switches grad mode; none makes a tensor."""
     return all(node.op in ("placeholder", "output")
-               or (node.op == "call_function" and isinstance(node.meta.get("example_value"), _NUMBERS))
+               or (node.op == "call_function" and (isinstance(node.meta.get("example_value"), _NUMBERS)
+                                                   or node.target is torch._C._set_grad_enabled))
                for node in gm.graph.nodes)
 
 

@@ -101,6 +101,24 @@ def test_print_inside_enable_grad_within_no_grad_matches_eager(counting, capsys)
     assert_in_graphs(counting, torch.sin, torch.cos)
 
 
+def test_work_after_enable_grad_exit_within_no_grad_after_a_break_is_compiled(counting, capsys):
+    # the resume function runs enable_grad's real __exit__ (torch._C._set_grad_enabled): it stays in the graph,
+    # so the work after it, inside no_grad and after it, is compiled and the grad modes match eager's
+    def f(x):
+        with torch.no_grad():
+            with torch.enable_grad():
+                b = torch.cos(x)
+                if b.sum() > 0:
+                    b = b + 1
+            c = torch.tan(b)
+        d = torch.exp(c)
+        return b, c, d, torch.is_grad_enabled()
+
+    check_breaks(f, (_grad_input(2),), counting=counting, capsys=capsys)
+    assert_in_graphs(counting, torch.cos, torch.tan, torch.exp)
+    assert counting.graph_count == 2
+
+
 def test_backward_through_graphs_around_print_in_no_grad_matches_eager(counting, capsys):
     def f(x, w):
         y = x * w

@@ -10,6 +10,7 @@ import torch
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.base import Value
+from jitcore.capture.values.call_rules import KNOWN_CALLABLE, CallRule, Meaning, register_callable
 from jitcore.capture.values.constant import const
 from jitcore.capture.values.tensor import graph_call_side_effect
 
@@ -74,6 +75,20 @@ def _grad_mode_exit(cls, previous: bool):
 def _set_grad(state, enabled: bool):
     graph_call_side_effect(state, torch._C._set_grad_enabled, (enabled,))
     torch._C._set_grad_enabled(enabled)
+
+
+def _set_grad_enabled_call(state, fn, args, kwargs):
+    """torch._C._set_grad_enabled(mode) called by traced code: enable_grad's own __enter__/__exit__ call it, and a
+    resume function inside such a region runs the real __exit__. Recorded as entering a region records it."""
+    mode = args[0].constant() if len(args) == 1 and not kwargs else None
+    if type(mode) is not bool:
+        return NotImplemented
+    _set_grad(state, mode)
+    return const(None)
+
+
+register_callable(torch._C._set_grad_enabled, KNOWN_CALLABLE,
+                  CallRule("torch._C._set_grad_enabled", Meaning.LOOKASIDE, _set_grad_enabled_call))
 
 
 class AutocastValue(_RegionValue):
