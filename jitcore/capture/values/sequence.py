@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import operator
 
+import types
+
 import torch
 
 from jitcore.guards import LengthMatch
@@ -197,7 +199,26 @@ class TupleValue(SequenceValue):
             return MethodCallValue(self, name)
         if self.tuple_type is torch.Size and name == "numel":
             return MethodCallValue(self, name)
+        method = self._user_method(state, name)
+        if method is not None:
+            return method
         return super().getattr(state, name)
+
+    def _user_method(self, state, name):
+        """A method, property, staticmethod or classmethod that a namedtuple class or its subclass defines
+        (`typing.NamedTuple` with methods, `_make`), bound to this tuple; None for anything else. The lookup is
+        guarded."""
+        cls = self.tuple_type
+        if cls is None or not hasattr(cls, "_fields") or name in tuple.__dict__:
+            return None
+        # lazy: user_object builds on this module
+        from jitcore.capture.values.user_object import _class_attribute, relied_class_lookup
+        if not any(name in klass.__dict__ for klass in cls.__mro__[:cls.__mro__.index(tuple)]):
+            return None
+        raw = relied_class_lookup(state, cls, name)
+        if isinstance(raw, (types.FunctionType, property, staticmethod, classmethod)):
+            return _class_attribute(state, self, cls, name, raw)
+        return None
 
     def call_method(self, state, name, args, kwargs):
         fields = getattr(self.tuple_type, "_fields", None)
