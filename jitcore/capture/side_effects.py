@@ -41,6 +41,8 @@ class SideEffects:
         self._sources: dict = {}
         #: id(container value) -> its contents at the first mutation (Note [Write-back is a delta])
         self._initial: dict = {}
+        #: (id(module), name) -> persistent, for buffers registered while tracing
+        self._buffers: dict = {}
         #: every write recorded, the first and the later ones (a traced body tells that it wrote nothing)
         self.writes = 0
 
@@ -74,6 +76,13 @@ class SideEffects:
         self._owners[id(obj)] = obj
         self._attrs[(id(obj), name)] = value
         self._records.setdefault(("attr", id(obj), name), ("attr", owner, name))
+
+    def register_buffer(self, owner, module, name: str, value, persistent: bool) -> None:
+        """`module.register_buffer(name, value, persistent)` for a name the module lacks: reads of module.name see
+        value (or what is assigned to it later), and the replay registers the final value as a buffer."""
+        self.store_attr(owner, module, name, value)
+        self._records[("attr", id(module), name)] = ("buffer", owner, name)
+        self._buffers[(id(module), name)] = persistent
 
     def delete_attr(self, owner, obj, name: str) -> None:
         """`del obj.name` on an object whose attributes live in its __dict__."""
@@ -112,7 +121,7 @@ class SideEffects:
     def _final(self, kind, target, name):
         if kind == "container":
             return target
-        if kind == "attr":
+        if kind in ("attr", "buffer"):
             return self._attrs[(id(target.identity()), name)]
         return self._sources[target]
 
@@ -132,6 +141,13 @@ class SideEffects:
                 computed.append(f"{temp} = {target.changed_items(codegen, initial)}")
                 order = first if target.replay_first else last if target.replay_last else writes
                 order.append(target.replay(codegen, temp, initial))
+            elif kind == "buffer":
+                final = self._final(kind, target, name)
+                if final is not DELETED:  # registered and deleted in the call: never there
+                    persistent = self._buffers[(id(target.identity()), name)]
+                    computed.append(f"{temp} = {codegen.load(final)}")
+                    writes.append(f"{target.source.emit(codegen)}.register_buffer({name!r}, {temp}, "
+                                  f"persistent={persistent!r})")
             elif kind == "attr" and self._final(kind, target, name) is DELETED:
                 owner = target.source.emit(codegen) if target.source is not None else codegen.load(target)
                 if isinstance(target.identity(), type):

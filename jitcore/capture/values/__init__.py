@@ -26,6 +26,7 @@ from jitcore.capture.values import sets  # noqa: F401 (it registers set and froz
 from jitcore.capture.values import cached_call, copy_rules, dunders, getters, heapq_rules, itertools_rules, module_conversion  # noqa: F401 (call rules)
 from jitcore.capture.values import vmap  # noqa: F401 (torch.vmap's call rule)
 from jitcore.capture.values import function_mode_rules  # noqa: F401 (TorchFunctionMode's call rules)
+from jitcore.capture.values import module_buffers  # noqa: F401 (nn.Module.register_buffer's call rule)
 from jitcore.capture.values.numpy_rules import is_numpy_function
 from jitcore.capture.values.ndarray import array_input, np
 from jitcore.capture.values.collections_kinds import OrderedDictValue, DefaultDictValue, DequeValue
