@@ -84,6 +84,10 @@ class SideEffects:
         self._records[("attr", id(module), name)] = ("buffer", owner, name)
         self._buffers[(id(module), name)] = persistent
 
+    def is_buffer(self, module, name: str) -> bool:
+        """Whether module.name was registered as a buffer while tracing."""
+        return (id(module), name) in self._buffers
+
     def delete_attr(self, owner, obj, name: str) -> None:
         """`del obj.name` on an object whose attributes live in its __dict__."""
         self.store_attr(owner, obj, name, DELETED)

@@ -17,8 +17,9 @@ import torch
 from torch.nn.modules import container as _containers
 from torch.nn.modules import module as _module_impl
 
-from jitcore.guards import DictKeysMatch, InstanceDictAbsent, LengthMatch, TypeMatch
+from jitcore.guards import DictKeysMatch, HasAttrMatch, InstanceDictAbsent, LengthMatch, TypeMatch
 from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.side_effects import DELETED
 from jitcore.capture.sources import AttrSource, ItemSource, ModuleDictSource
 from jitcore.capture.values.base import Value, MethodCallValue, NOT_CONSTANT
 from jitcore.capture.values.call_rules import KNOWN_CALLABLE, CallRule, Meaning, register_callable
@@ -148,6 +149,8 @@ class ModuleValue(Value):
         if isinstance(module, (torch.nn.ModuleDict, torch.nn.ParameterDict)) and name in ("keys", "values", "items"):
             return MethodCallValue(self, name)
         assigned = state.ctx.side_effects.load_attr(module, name)
+        if assigned is DELETED:
+            raise GraphBreak.raises(AttributeError, f"'{type(module).__name__}' object has no attribute '{name}'")
         if assigned is not None:
             return assigned
         if name == "__class__":
@@ -184,6 +187,28 @@ class ModuleValue(Value):
         if name in ("forward", "training") or name.startswith("_"):
             raise GraphBreak("side_effect", f"setting {self._name()}.{name} changes how the module runs")
         state.ctx.side_effects.store_attr(self, self.module, name, value)
+
+    def delattr(self, state, name):
+        """`del self.name` / `delattr(self, name)` of a plain attribute (in the instance dict, or written earlier
+        in the call): a side effect replayed as a removal from the instance dict. The facts that make it one are
+        guarded: the parameter, buffer and submodule tables' names, nothing of that name on the class, and the
+        attribute there. A parameter, buffer or submodule is deleted natively (Module.__delattr__)."""
+        module = self.module
+        if self.source is None or name in ("forward", "training") or name.startswith("_"):
+            return super().delattr(state, name)
+        pending = state.ctx.side_effects.load_attr(module, name)
+        if pending is DELETED:
+            raise GraphBreak.raises(AttributeError, name)
+        if pending is None:
+            d = module.__dict__
+            if name not in d or any(name in d.get(table, ()) for table in ("_parameters", "_buffers", "_modules")):
+                return super().delattr(state, name)
+            self._guard_tables(state.ctx)
+            state.ctx.guard_class_lookup(type(module), name)
+            state.ctx.guard(self.source, HasAttrMatch(name, True))
+        elif state.ctx.side_effects.is_buffer(module, name):
+            return super().delattr(state, name)
+        state.ctx.side_effects.delete_attr(self, module, name)
 
     def _instance_attribute(self, state, name, value):
         return wrap(state, value, AttrSource(self.source, name) if self.source is not None else None)
