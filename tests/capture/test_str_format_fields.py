@@ -54,3 +54,36 @@ def test_a_tensor_field_breaks_at_the_call_and_python_formats_it():
     got = jit.compile(f, backend=backend)(x)
     assert got[1] == f(x)[1]
     assert backend.graph_count == 1
+
+
+def _sized_text(x):
+    n = x.shape[0]
+    return x * 2, f"{n} rows, {n * 2:>4}|{n!r}", "{}x{}".format(n, x.shape[1])
+
+
+def test_a_dynamic_size_formatted_into_text_is_not_pinned():
+    # Note [Text of a symbolic number]: the entry formats the text after the graph, so once the size is dynamic
+    # every later size reuses the entry
+    compiled = jit.compile(_sized_text, backend="eager")
+    for n in (2, 3, 4, 5, 6):
+        x = torch.randn(n, 2)
+        expected, got = _sized_text(x), compiled(x)
+        assert torch.equal(expected[0], got[0]) and expected[1:] == got[1:]
+    counting = CountingBackend()
+    again = jit.compile(_sized_text, backend=counting)
+    for n in (2, 3, 4, 5, 6):
+        again(torch.randn(n, 2))
+    assert counting.graph_count == 2  # the first size, then the dynamic one for every later size
+
+
+def _compared_text(x):
+    s = f"{x.shape[0]}"
+    return x + 1, s == "3", s.upper() + "!"
+
+
+def test_text_used_while_tracing_pins_the_size_and_stays_right():
+    compiled = jit.compile(_compared_text, backend="eager")
+    for n in (2, 3, 4, 3):
+        x = torch.randn(n)
+        expected, got = _compared_text(x), compiled(x)
+        assert torch.equal(expected[0], got[0]) and expected[1:] == got[1:]

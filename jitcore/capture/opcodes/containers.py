@@ -9,7 +9,7 @@ from jitcore.capture.values.exception import ExceptionValue
 from jitcore.capture.values.mapping import DictValue, mapping_entries
 from jitcore.capture.values.sequence import TupleValue, ListValue
 from jitcore.capture.values.sets import SetValue
-from jitcore.capture.values.string_format import format_field
+from jitcore.capture.values.string_format import format_field, join_text
 from jitcore.capture.values.symint import symbolic_slice
 
 
@@ -156,4 +156,4 @@ def format_value(state, inst, value, fmt_spec):
 
 @opcode("BUILD_STRING", signature="pieces[oparg] -- str")
 def build_string(state, inst, pieces):
-    return const("".join(p.constant() for p in pieces))
+    return join_text(list(pieces))

@@ -149,14 +149,15 @@ class BoundMethodValue(Value):
         target = self.obj.constant()
         # an iterator argument (`"-".join(str(s) for s in shape)`) is consumed here, as the method would
         args = [const(tuple(item.constant() for item in v.iterate(state))) if is_iterator(v) else v for v in args]
+        if self.name == "format" and type(target) is str and not all(
+                not v.is_symbolic_number() and v.constant() is not NOT_CONSTANT for v in [*args, *kwargs.values()]):
+            # a field may read through a value (`{t.shape[0]}`) or hold a symbolic number (left unpinned):
+            # formatted field by field (that module builds on this one)
+            from jitcore.capture.values.string_format import format_template
+            return format_template(state, target, args, kwargs)
         a = [v.constant() for v in args]
         k = {n: v.constant() for n, v in kwargs.items()}
         if target is NOT_CONSTANT or NOT_CONSTANT in a or NOT_CONSTANT in k.values():
-            if self.name == "format" and type(target) is str:
-                # a field may read through a value (`{t.shape[0]}`): formatted field by field (that module
-                # builds on this one)
-                from jitcore.capture.values.string_format import format_template
-                return format_template(state, target, args, kwargs)
             raise GraphBreak("unsupported_call", f"method {self.name} on non-constant arguments")
         return const(fold(state, getattr(target, self.name), *a, **k))
 
