@@ -4346,3 +4346,1853 @@ def inputs(i):
 def observe():
     return model.layers[1].proj.weight.grad
 """)
+
+# ---- session 11: resume functions after a break inside with / try / closures / generators ----
+
+_program("resume-user-cm-state", (0, 0), """
+class Timer:
+    depth = 0
+
+    def __init__(self, name, log):
+        self.name, self.log = name, log
+
+    def __enter__(self):
+        Timer.depth += 1
+        self.log.append(f"enter {self.name} {Timer.depth}")
+        return self
+
+    def __exit__(self, kind, value, tb):
+        self.log.append(f"exit {self.name} {kind is None}")
+        Timer.depth -= 1
+        return False
+
+LOG = []
+
+def f(x):
+    with Timer("outer", LOG) as t:
+        y = x.relu()
+        if y.sum() > 0.5:
+            y = y * 2
+        LOG.append(t.name)
+    return y + Timer.depth
+
+def inputs(i):
+    return (rand(4, seed=i),)
+
+def observe():
+    return list(LOG), Timer.depth
+""")
+
+_program("resume-autocast-break", (2, 1), """
+def f(x, w):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = x @ w
+        if y.float().mean() > 0:
+            y = y + 1
+        z = y @ w
+    return z.float(), z.dtype, y.dtype
+
+def inputs(i):
+    return rand(3, 3, seed=i, grad=True), rand(3, 3, seed=9)
+""")
+
+_program("resume-enable-grad-in-no-grad", (2, 1), """
+def f(x):
+    with torch.no_grad():
+        a = x * 2
+        with torch.enable_grad():
+            b = x * 3
+            if b.sum() > 0:
+                b = b + 1
+            c = b.exp()
+        d = c * 2
+    return a.requires_grad, c.requires_grad, d.requires_grad, c, torch.is_grad_enabled()
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+""")
+
+_program("resume-try-except-else-finally", (0, 0), """
+LOG = []
+
+def f(x, k):
+    try:
+        y = x.sin()
+        if y.sum() > 0:
+            y = y * 2
+        if k == 1:
+            raise ValueError(f"bad k={k} for {tuple(x.shape)}")
+    except ValueError as e:
+        LOG.append(str(e))
+        y = x.new_zeros(x.shape)
+    else:
+        LOG.append("else")
+        y = y + 1
+    finally:
+        LOG.append("finally")
+    return y
+
+def inputs(i):
+    return rand(3, seed=i), i
+
+def observe():
+    return list(LOG)
+""")
+
+_program("resume-nested-closure-nonlocal", (5, 3), """
+def f(x):
+    total = 0
+    seen = []
+
+    def visit(t):
+        nonlocal total
+        total += 1
+        if t.sum() > 0:
+            seen.append("pos")
+        else:
+            seen.append("neg")
+        return t * total
+
+    a = visit(x)
+    b = visit(a - 1)
+    return a + b, total, list(seen)
+
+def inputs(i):
+    return (rand(3, seed=i),)
+""")
+
+_program("resume-break-in-gen-consumed-sum", (0, 0), """
+def scaled(xs):
+    for t in xs:
+        if t.mean() > 0:
+            yield t * 2
+        else:
+            yield t
+
+def f(x):
+    rows = list(x.unbind(0))
+    return sum(scaled(rows)), sum(t.sum() for t in scaled(rows))
+
+def inputs(i):
+    return (rand(3, 4, seed=i),)
+""")
+
+_program("resume-two-cms-one-line", (0, 0), """
+LOG = []
+
+@contextlib.contextmanager
+def tag(name):
+    LOG.append("+" + name)
+    yield name.upper()
+    LOG.append("-" + name)
+
+def f(x):
+    with tag("a") as a, torch.no_grad():
+        y = x * 2
+        if y.sum() > 0:
+            y = y - 1
+        LOG.append(a)
+    return y, y.requires_grad
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+
+def observe():
+    return list(LOG)
+""")
+
+_program("resume-params-after-break", (2, 1), """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+        self.b = nn.Linear(4, 2)
+
+    def forward(self, x):
+        h = self.a(x)
+        if h.mean() > 0:
+            h = h.relu()
+        n = sum(p.numel() for p in self.parameters())
+        names = [k for k, _ in self.named_children()]
+        return self.b(h) * 0 + n, names
+
+net = Net()
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2, 4, seed=i, grad=True),)
+
+def observe():
+    return net.a.weight.grad
+""")
+
+_program("resume-break-in-helper-in-with", (5, 1), """
+def helper(t):
+    if t.sum() > 0:
+        return t * 2
+    return -t
+
+def f(x):
+    with torch.no_grad():
+        a = helper(x)
+    b = helper(x + 1)
+    return a, b, a.requires_grad, b.requires_grad
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+""")
+
+# ---- session 11: generators ----
+
+_program("gen-expr-any-all-min-max", (0, 0), """
+def f(x):
+    rows = x.unbind(0)
+    big = any(r.sum() > 10 for r in rows)
+    pos = all(r.abs().sum() >= 0 for r in rows)
+    lo = min(r.size(0) for r in rows)
+    hi = max((r.numel(), i) for i, r in enumerate(rows))
+    order = sorted((k for k in range(len(rows))), reverse=True)
+    return x * lo, big, pos, hi, order
+
+def inputs(i):
+    return (rand(3, 2, seed=i),)
+""")
+
+_program("gen-send-accumulator", (1, 0), """
+def averager():
+    total, count = None, 0
+    avg = None
+    while True:
+        value = yield avg
+        total = value if total is None else total + value
+        count += 1
+        avg = total / count
+
+def f(x):
+    g = averager()
+    next(g)
+    outs = [g.send(x * k) for k in range(1, 4)]
+    return outs[-1], len(outs)
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+""")
+
+_program("gen-stopiteration-value", (1, 0), """
+def steps(x, n):
+    for k in range(n):
+        x = x * 0.5
+        yield k
+    return x
+
+def f(x):
+    g = steps(x, 3)
+    seen = []
+    while True:
+        try:
+            seen.append(next(g))
+        except StopIteration as stop:
+            return stop.value, seen
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+""")
+
+_program("gen-yield-from-mixed", (1, 0), """
+def items(x):
+    yield from range(2)
+    yield from [x, x + 1]
+    yield from (t * 2 for t in x.unbind(0))
+
+def f(x):
+    out = list(items(x))
+    return out[2] + out[3], out[0] + out[1], len(out), out[-1]
+
+def inputs(i):
+    return (rand(3, seed=i),)
+""")
+
+_program("gen-named-children-in-forward", (1, 0), """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+        self.act = nn.GELU()
+        self.dec = nn.Linear(4, 3)
+
+    def stages(self):
+        for name, child in self.named_children():
+            if not isinstance(child, nn.GELU):
+                yield name, child
+
+    def forward(self, x):
+        used = []
+        for name, child in self.stages():
+            x = child(x)
+            used.append(name)
+        return x, used
+
+net = Net()
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2, 4, seed=i, grad=True),)
+""")
+
+_program("gen-sorted-key-lambda", (1, 0), """
+def f(x):
+    parts = list(x.split(1, dim=0))
+    ranked = sorted(range(len(parts)), key=lambda k: -k)
+    stacked = torch.cat([parts[k] for k in ranked])
+    longest = max(["ab", "abcd", "abc"], key=len)
+    return stacked, ranked, longest
+
+def inputs(i):
+    return (rand(3, 2, seed=i),)
+""")
+
+# ---- session 11: torch.autograd.Function ----
+
+_program("autograd-straight-through-round", (1, 0), """
+class RoundSTE(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return torch.round(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+class Quant(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.tensor(4.0))
+
+    def forward(self, x):
+        return RoundSTE.apply(x * self.scale) / self.scale
+
+q = Quant()
+
+def f(x):
+    return q(x)
+
+def inputs(i):
+    return (rand(5, seed=i, grad=True),)
+
+def observe():
+    return q.scale.grad
+""")
+
+_program("autograd-grad-reversal-ctx-attr", (1, 1), """
+class Reverse(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, lam):
+        ctx.lam = lam
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.neg() * ctx.lam, None
+
+def f(x, lam):
+    h = x.tanh()
+    return Reverse.apply(h, lam) * 3
+
+def inputs(i):
+    return rand(4, seed=i, grad=True), 0.5 * (i + 1)
+""")
+
+_program("autograd-argmax-nondiff-output", (1, 0), """
+class MaxWithIndex(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        values, idx = x.max(dim=-1)
+        ctx.save_for_backward(idx)
+        ctx.shape = x.shape
+        ctx.mark_non_differentiable(idx)
+        return values, idx
+
+    @staticmethod
+    def backward(ctx, gv, gi):
+        (idx,) = ctx.saved_tensors
+        out = gv.new_zeros(ctx.shape)
+        out.scatter_(-1, idx.unsqueeze(-1), gv.unsqueeze(-1))
+        return out
+
+def f(x):
+    v, i = MaxWithIndex.apply(x * 2)
+    return v, i, i.requires_grad
+
+def inputs(i):
+    return (rand(3, 4, seed=i, grad=True),)
+""")
+
+_program("autograd-needs-grad-param-and-buffer", (1, 1), """
+class Affine(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w, b):
+        ctx.save_for_backward(x, w)
+        return x * w + b
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        gx = g * w if ctx.needs_input_grad[0] else None
+        gw = (g * x).sum(0) if ctx.needs_input_grad[1] else None
+        gb = g.sum(0) if ctx.needs_input_grad[2] else None
+        return gx, gw, gb
+
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(3) * 0.5)
+        self.register_buffer("b", torch.arange(3.0))
+
+    def forward(self, x):
+        return Affine.apply(x, self.w, self.b)
+
+layer = Layer()
+
+def f(x):
+    return layer(x)
+
+def inputs(i):
+    return (rand(2, 3, seed=i, grad=(i != 1)),)
+
+def observe():
+    return layer.w.grad
+""")
+
+_program("autograd-once-diff-clamp-mask", (1, 0), """
+from torch.autograd.function import once_differentiable
+
+class Clip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        mask = (x >= lo) & (x <= hi)
+        ctx.save_for_backward(mask)
+        return x.clamp(lo, hi)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        (mask,) = ctx.saved_tensors
+        return g * mask, None, None
+
+def f(x):
+    return Clip.apply(x * 3, -1.0, 1.0).sum(0)
+
+def inputs(i):
+    return (rand(4, 2, seed=i, grad=True),)
+""")
+
+_program("autograd-function-under-no-grad", (1, 0), """
+class Double(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+def f(x):
+    with torch.no_grad():
+        a = Double.apply(x)
+    b = Double.apply(x)
+    return a, b, a.requires_grad, b.requires_grad
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+""")
+
+_program("autograd-function-two-inputs-one-none-grad", (1, 0), """
+class Lerp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b, t):
+        ctx.t = t
+        return a + (b - a) * t
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * (1 - ctx.t), g * ctx.t, None
+
+def f(a, b):
+    outs = [Lerp.apply(a, b, t) for t in (0.25, 0.75)]
+    return torch.stack(outs).sum(0)
+
+def inputs(i):
+    return rand(3, seed=i, grad=True), rand(3, seed=i + 5, grad=True)
+""")
+
+# ---- session 11: grad modes ----
+
+_program("grad-set-enabled-call", (1, 0), """
+def f(x):
+    prev = torch.is_grad_enabled()
+    torch.set_grad_enabled(False)
+    a = x * 2
+    torch.set_grad_enabled(prev)
+    b = x * 3
+    return a, b, a.requires_grad, b.requires_grad
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+""")
+
+_program("grad-set-enabled-flag-cm", (1, 1), """
+def f(x, train):
+    with torch.set_grad_enabled(train):
+        y = (x * 2).sin()
+    return y, y.requires_grad
+
+def inputs(i):
+    return rand(3, seed=i, grad=True), i != 1
+""")
+
+_program("grad-inference-mode-flag", None, """
+def f(x, fast):
+    with torch.inference_mode(mode=fast):
+        y = x * 2 + 1
+        inf = y.is_inference()
+    return y.sum().item() if fast else y, inf
+
+def inputs(i):
+    return rand(3, seed=i), i == 1
+""")
+
+_program("grad-no-grad-decorated-helper", (1, 0), """
+@torch.no_grad()
+def stats(t):
+    return t.mean(), t.std()
+
+def f(x):
+    m, s = stats(x)
+    y = (x - m) / s
+    return y, m.requires_grad, y.requires_grad
+
+def inputs(i):
+    return (rand(5, seed=i, grad=True),)
+""")
+
+_program("grad-is-enabled-branch", (1, 0), """
+def f(x):
+    if torch.is_grad_enabled():
+        y = x * 2
+    else:
+        y = x * 3
+    with torch.no_grad():
+        z = x * 2 if torch.is_grad_enabled() else x * 5
+    return y, z
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+""")
+
+# ---- session 11: str / repr / format ----
+
+_program("str-conversions-of-values", (1, 5), """
+def f(x):
+    n, r = x.shape
+    parts = [str(n), repr(1.5), str((n, r)), str(x.shape), repr(x.shape), str(x.dtype), repr(x.device),
+             str(x.device), str(None), str(True), repr("q"), str([n, 2.0])]
+    return x * n, " | ".join(parts)
+
+def inputs(i):
+    return (rand(2 + i, 3, seed=i),)
+""")
+
+_program("str-percent-formats", (1, 0), """
+def f(x):
+    n = x.shape[0]
+    s = "%d rows, %5.2f scale, %s, %r, %x, %-4s|" % (n, 0.125 * n, x.dtype, "a", 255, "ab")
+    t = "%(n)03d/%(m)s" % {"n": n, "m": "max"}
+    return x + n, s, t
+
+def inputs(i):
+    return (rand(3 + i, seed=i),)
+""")
+
+_program("str-config-string-methods", (1, 0), """
+SPEC = "linear:4, relu ,linear:2"
+
+def build(spec):
+    layers = []
+    for part in spec.split(","):
+        part = part.strip()
+        if part.startswith("linear"):
+            _, _, width = part.partition(":")
+            layers.append(("fc", int(width)))
+        elif part.replace("re", "").upper() == "LU":
+            layers.append(("act", 0))
+    return layers
+
+def f(x):
+    plan = build(SPEC)
+    key = "-".join(name for name, _ in plan)
+    for name, w in plan:
+        if name == "fc":
+            x = x[..., :w] * 2
+        else:
+            x = x.relu()
+    return x, key, key.endswith("fc"), key.count("fc"), "act" in key
+
+def inputs(i):
+    return (rand(2, 6, seed=i),)
+""")
+
+_program("str-fstring-specs", None, """
+def f(x):
+    n = x.shape[0]
+    width = 6
+    lr = 3e-4
+    a = f"{n:>{width}}|{n:<4}|{n:^5}|{n:+d}|{n:08b}|{lr:.1e}|{lr:g}|{0.5:%}|{n=}|{width!r:>3}"
+    b = f"{'x' * n}{{literal}}{n * 1.5:.3f}"
+    return x.sum() * n, a, b
+
+def inputs(i):
+    return (rand(3 + i, seed=i),)
+""")
+
+_program("str-format-method-kwargs", (1, 1), """
+CFG = {"name": "enc", "dim": 4, "drop": 0.1}
+
+def f(x):
+    title = "{name}[{dim}] p={drop:.2f}".format(**CFG)
+    pos = "{0}-{1}-{0}".format(x.shape[0], CFG["dim"])
+    attr = "{t.shape[0]} {t.dtype}".format(t=x)
+    return x * CFG["dim"], title, pos, attr
+
+def inputs(i):
+    return (rand(2 + i, seed=i),)
+""")
+
+_program("str-dtype-name-mapping", (1, 0), """
+def f(x):
+    short = str(x.dtype).replace("torch.", "")
+    bits = torch.finfo(x.dtype).bits
+    kind = "float" if x.dtype.is_floating_point else "int"
+    size = "x".join(str(s) for s in x.size())
+    return x.to(torch.float64), f"{short}/{bits}/{kind}/{size}", x.device.type
+
+def inputs(i):
+    return (rand(2, 3, seed=i),)
+""")
+
+# ---- session 11: operator, functools, itertools ----
+
+_program("operator-itemgetter-multi", (1, 0), """
+import operator
+
+def f(x):
+    out = {"logits": x * 2, "aux": x.sum(), "mask": x > 0}
+    logits, aux = operator.itemgetter("logits", "aux")(out)
+    second = operator.itemgetter(1)(list(x.unbind(0)))
+    sl = operator.itemgetter(slice(0, 2))(x)
+    return logits + aux, second, sl
+
+def inputs(i):
+    return (rand(3, 2, seed=i, grad=True),)
+""")
+
+_program("operator-attrgetter-dotted", (1, 0), """
+import operator
+
+net = nn.Sequential()
+net.add_module("fc", nn.Linear(3, 3))
+net.add_module("head", nn.Linear(3, 1))
+
+def f(x):
+    w, b = operator.attrgetter("fc.weight", "head.bias")(net)
+    shape = operator.attrgetter("shape")(x)
+    return net(x) + b, (w * 2).sum(), shape
+
+def inputs(i):
+    return (rand(2, 3, seed=i, grad=True),)
+""")
+
+_program("operator-methodcaller-tensor", (1, 0), """
+import operator
+
+def f(x):
+    flat = operator.methodcaller("reshape", -1)(x)
+    summed = operator.methodcaller("sum", dim=0, keepdim=True)(x)
+    mapped = list(map(operator.methodcaller("upper"), ["a", "bc"]))
+    return flat, summed, mapped, operator.mul(x, 2) - operator.neg(x)
+
+def inputs(i):
+    return (rand(2, 3, seed=i, grad=True),)
+""")
+
+_program("func-partial-module-and-fn", None, """
+import functools
+
+act = functools.partial(F.gelu, approximate="tanh")
+norm = functools.partial(F.layer_norm, normalized_shape=(4,))
+
+def scale(x, k, *, bias=0.0):
+    return x * k + bias
+
+def f(x):
+    s = functools.partial(scale, k=2.0)
+    t = functools.partial(s, bias=1.0)
+    return act(norm(x)), t(x), s.keywords["k"], len(t.keywords)
+
+def inputs(i):
+    return (rand(2, 4, seed=i, grad=True),)
+""")
+
+_program("func-reduce-tensors", (1, 0), """
+import functools, operator
+
+def f(x):
+    parts = list(x.unbind(0))
+    total = functools.reduce(torch.add, parts)
+    prod_shape = functools.reduce(operator.mul, x.shape, 1)
+    chain = functools.reduce(lambda acc, t: acc * 0.5 + t, parts, torch.zeros_like(parts[0]))
+    return total, prod_shape, chain
+
+def inputs(i):
+    return (rand(3, 4, seed=i, grad=True),)
+""")
+
+_program("itertools-chain-params", (1, 0), """
+import itertools
+
+enc = nn.Linear(3, 3)
+dec = nn.Linear(3, 2)
+
+def f(x):
+    params = list(itertools.chain(enc.parameters(), dec.parameters()))
+    l2 = sum(p.pow(2).sum() for p in params)
+    flat = list(itertools.chain.from_iterable([[1, 2], [3]]))
+    return dec(enc(x)).sum() + 0.01 * l2, len(params), flat
+
+def inputs(i):
+    return (rand(2, 3, seed=i),)
+
+def observe():
+    return enc.weight.grad, dec.bias.grad
+""")
+
+_program("itertools-product-grid", (1, 0), """
+import itertools
+
+def f(x):
+    h, w = x.shape
+    cells = [x[i, j] * (i + 1) for i, j in itertools.product(range(h), range(w)) if (i + j) % 2 == 0]
+    pairs = list(itertools.product("ab", repeat=2))
+    return torch.stack(cells), pairs
+
+def inputs(i):
+    return (rand(2, 3, seed=i, grad=True),)
+""")
+
+_program("itertools-accumulate-islice", (1, 0), """
+import itertools, operator
+
+def f(x):
+    parts = list(x.unbind(0))
+    running = list(itertools.accumulate(parts))
+    prods = list(itertools.accumulate([1, 2, 3, 4], operator.mul))
+    first = list(itertools.islice((t * 2 for t in parts), 2))
+    skip = list(itertools.islice(range(10), 1, 7, 2))
+    return torch.stack(running), prods, torch.stack(first), skip
+
+def inputs(i):
+    return (rand(4, 2, seed=i, grad=True),)
+""")
+
+_program("itertools-pairwise-layers", (1, 0), """
+import itertools
+
+SIZES = [4, 6, 3, 2]
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in itertools.pairwise(SIZES))
+
+    def forward(self, x):
+        for (a, b), layer in zip(itertools.pairwise(SIZES), self.layers):
+            assert x.shape[-1] == a, f"expected {a}"
+            x = layer(x).relu() if b != SIZES[-1] else layer(x)
+        return x
+
+net = MLP()
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2, 4, seed=i, grad=True),)
+
+def observe():
+    return net.layers[0].weight.grad
+""")
+
+_program("itertools-zip-longest-fill", (1, 0), """
+import itertools
+
+def f(x):
+    heads = list(x.unbind(0))
+    scales = [1.0, 2.0]
+    out = [h * (s if s is not None else -1.0) for h, s in itertools.zip_longest(heads, scales)]
+    tags = list(itertools.zip_longest("ab", "xyz", fillvalue="-"))
+    return torch.stack(out), tags
+
+def inputs(i):
+    return (rand(3, 2, seed=i, grad=True),)
+""")
+
+_program("itertools-groupby-cycle-repeat", (1, 0), """
+import itertools
+
+def f(x):
+    kinds = ["a", "a", "b", "a"]
+    groups = [(k, len(list(g))) for k, g in itertools.groupby(kinds)]
+    signs = list(itertools.islice(itertools.cycle([1.0, -1.0]), x.shape[0]))
+    ones = list(itertools.repeat(2, 3))
+    return x * torch.tensor(signs), groups, ones
+
+def inputs(i):
+    return (rand(4, seed=i, grad=True),)
+""")
+
+# ---- session 11: collections ----
+
+_program("coll-namedtuple-replace-asdict", (1, 0), """
+import collections
+
+Out = collections.namedtuple("Out", ["logits", "loss", "extra"], defaults=[None])
+
+def f(x):
+    o = Out(x * 2, x.sum())
+    o2 = o._replace(loss=o.loss * 3)
+    d = o2._asdict()
+    return o2, list(d), Out._fields, o2.extra is None, len(o2)
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+""")
+
+_program("coll-ordereddict-ops", (1, 0), """
+import collections
+
+def f(x):
+    d = collections.OrderedDict()
+    d["a"] = x
+    d["b"] = x * 2
+    d["c"] = x * 3
+    d.move_to_end("a")
+    k, v = d.popitem(last=False)
+    d["d"] = v + 1
+    return list(d.keys()), k, sum(d.values())
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+""")
+
+_program("coll-defaultdict-grouping", (1, 0), """
+import collections
+
+def f(x):
+    groups = collections.defaultdict(list)
+    for i, row in enumerate(x.unbind(0)):
+        groups["even" if i % 2 == 0 else "odd"].append(row)
+    counts = collections.defaultdict(int)
+    for name in ["q", "k", "q"]:
+        counts[name] += 1
+    return {k: torch.stack(v).sum(0) for k, v in groups.items()}, dict(counts), "z" in groups
+
+def inputs(i):
+    return (rand(5, 2, seed=i, grad=True),)
+""")
+
+_program("coll-deque-window", (1, 0), """
+import collections
+
+def f(x):
+    window = collections.deque(maxlen=3)
+    for row in x.unbind(0):
+        window.append(row * 2)
+    window.appendleft(x[0])
+    window.rotate(1)
+    last = window.pop()
+    return torch.stack(list(window)), last, len(window), window.maxlen
+
+def inputs(i):
+    return (rand(5, 2, seed=i, grad=True),)
+""")
+
+_program("coll-counter-tokens", (0, 0), """
+import collections
+
+def f(x, words):
+    c = collections.Counter(words.split())
+    c.update(["the"])
+    top = c.most_common(2)
+    scale = c["the"] + c["missing"]
+    return x * scale, top, sorted(c.elements())[:3], sum(c.values())
+
+def inputs(i):
+    return rand(3, seed=i), "the cat the dog" + (" the" * i)
+""")
+
+_program("coll-chainmap-config", (1, 0), """
+import collections
+
+DEFAULTS = {"scale": 2.0, "shift": 0.0, "act": "relu"}
+
+def f(x, overrides):
+    cfg = collections.ChainMap(overrides, DEFAULTS)
+    y = x * cfg["scale"] + cfg["shift"]
+    y = y.relu() if cfg["act"] == "relu" else y.tanh()
+    return y, dict(cfg), len(cfg)
+
+def inputs(i):
+    return rand(3, seed=i, grad=True), {"shift": 1.0} if i == 0 else {"shift": 1.0}
+""")
+
+# ---- session 11: dataclasses, enums, NamedTuple, class machinery ----
+
+_program("dc-frozen-replace", (1, 0), """
+@dataclasses.dataclass(frozen=True)
+class Cfg:
+    dim: int = 4
+    scale: float = 1.0
+    tags: tuple = ()
+
+BASE = Cfg(scale=2.0)
+
+def f(x):
+    cfg = dataclasses.replace(BASE, dim=x.shape[-1], tags=("a",))
+    try:
+        cfg.dim = 9
+    except dataclasses.FrozenInstanceError as e:
+        err = type(e).__name__
+    return x * cfg.scale, cfg, err, cfg == BASE, hash(cfg) == hash(dataclasses.replace(cfg))
+
+def inputs(i):
+    return (rand(2, 3, seed=i, grad=True),)
+""")
+
+_program("dc-field-defaults-astuple", (1, 2), """
+@dataclasses.dataclass
+class Stats:
+    count: int = 0
+    names: list = dataclasses.field(default_factory=list)
+    weight: float = dataclasses.field(default=0.5, repr=False)
+
+def f(x):
+    s = Stats()
+    for k in range(x.shape[0]):
+        s.count += 1
+        s.names.append(f"r{k}")
+    t = dataclasses.astuple(s)
+    return x * s.weight, t, repr(s), [fl.name for fl in dataclasses.fields(s)]
+
+def inputs(i):
+    return (rand(2 + i, seed=i, grad=True),)
+""")
+
+_program("dc-ordered-compare-sort", (1, 0), """
+@dataclasses.dataclass(order=True)
+class Item:
+    priority: int
+    name: str = dataclasses.field(compare=False)
+
+def f(x):
+    items = [Item(3, "c"), Item(1, "a"), Item(2, "b")]
+    items.sort()
+    best = min(items)
+    return x * best.priority, [it.name for it in items], Item(1, "z") == best
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+""")
+
+_program("enum-members-iteration", (1, 1), """
+import enum
+
+class Act(enum.Enum):
+    RELU = "relu"
+    TANH = "tanh"
+
+class Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 3
+
+def f(x, name):
+    act = Act(name)
+    y = x.relu() if act is Act.RELU else x.tanh()
+    names = [m.name for m in Act]
+    return y * Level.HIGH, act.value, names, Level.LOW + 1, Act["TANH"] in Act, str(act)
+
+def inputs(i):
+    return rand(3, seed=i, grad=True), "relu" if i != 1 else "tanh"
+""")
+
+_program("enum-flag-combination", (1, 2), """
+import enum
+
+class Opt(enum.Flag):
+    NONE = 0
+    NORM = enum.auto()
+    SCALE = enum.auto()
+
+def f(x, opts):
+    if Opt.NORM in opts:
+        x = x / x.norm()
+    if opts & Opt.SCALE:
+        x = x * 2
+    return x, bool(opts), (opts | Opt.NORM).value
+
+def inputs(i):
+    return rand(3, seed=i, grad=True), [Opt.NORM | Opt.SCALE, Opt.SCALE, Opt.NONE][i]
+""")
+
+_program("typing-namedtuple-methods", (1, 0), """
+from typing import NamedTuple, Optional
+
+class Batch(NamedTuple):
+    x: torch.Tensor
+    mask: Optional[torch.Tensor] = None
+    scale: float = 1.0
+
+    def masked(self):
+        return self.x if self.mask is None else self.x * self.mask
+
+def f(x):
+    b = Batch(x, x > 0, 2.0)
+    c = b._replace(mask=None)
+    x1, _, s = b
+    return b.masked() * s, c.masked(), isinstance(b, tuple), x1 is x, Batch._field_defaults["scale"]
+
+def inputs(i):
+    return (rand(4, seed=i, grad=True),)
+""")
+
+_program("cls-property-static-classmethod", (1, 2), """
+class Block(nn.Module):
+    registry = []
+
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self._scale = 2.0
+
+    @property
+    def scale(self):
+        return self._scale
+
+    @scale.setter
+    def scale(self, v):
+        self._scale = float(v)
+
+    @staticmethod
+    def act(t):
+        return t.clamp(min=0)
+
+    @classmethod
+    def note(cls, msg):
+        cls.registry.append(msg)
+        return len(cls.registry)
+
+    def forward(self, x):
+        n = self.note(f"fwd{x.shape[0]}")
+        self.scale = self.scale + 1
+        return self.act(self.fc(x)) * self.scale, n
+
+blk = Block(3)
+
+def f(x):
+    return blk(x)
+
+def inputs(i):
+    return (rand(2, 3, seed=i, grad=True),)
+
+def observe():
+    return list(Block.registry), blk.scale
+""")
+
+_program("cls-slots-object", (1, 0), """
+class Pair:
+    __slots__ = ("a", "b")
+
+    def __init__(self, a, b):
+        self.a = a
+        self.b = b
+
+    def total(self):
+        return self.a + self.b
+
+def f(x):
+    p = Pair(x, x * 2)
+    p.b = p.b + 1
+    try:
+        p.c = 1
+    except AttributeError:
+        blocked = True
+    has = hasattr(p, "a")
+    del p.a
+    return p.b, p.total() if hasattr(p, "a") else p.b * 2, blocked, has, hasattr(p, "a")
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+""")
+
+_program("cls-descriptor-get-set", (1, 1), """
+class Clamped:
+    def __set_name__(self, owner, name):
+        self.name = "_" + name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        return getattr(obj, self.name, 0.0)
+
+    def __set__(self, obj, value):
+        setattr(obj, self.name, min(max(value, 0.0), 1.0))
+
+class Drop:
+    p = Clamped()
+
+    def __init__(self, p):
+        self.p = p
+
+d = Drop(0.3)
+
+def f(x):
+    d.p = d.p + 0.5
+    return x * d.p, d.p, type(Drop.p).__name__
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+
+def observe():
+    return d.p
+""")
+
+_program("cls-super-kwargs-chain", (1, 0), """
+class Base(nn.Module):
+    def __init__(self, d, **kw):
+        super().__init__(**kw)
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x):
+        return self.fc(x)
+
+class Scaled(Base):
+    def __init__(self, d, scale=2.0, **kw):
+        super().__init__(d, **kw)
+        self.scale = scale
+
+    def forward(self, x):
+        return super().forward(x) * self.scale
+
+class Residual(Scaled):
+    def forward(self, x):
+        out = super(Residual, self).forward(x)
+        return out + x, type(self).__mro__[1].__name__
+
+net = Residual(3, scale=0.5)
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2, 3, seed=i, grad=True),)
+
+def observe():
+    return net.fc.weight.grad
+""")
+
+_program("isinstance-tuple-and-abc", (1, 2), """
+import abc, collections.abc, numbers
+
+class Scorer(abc.ABC):
+    @abc.abstractmethod
+    def score(self, t): ...
+
+class L2(Scorer):
+    def score(self, t):
+        return t.pow(2).sum()
+
+class Plain:
+    def score(self, t):
+        return t.sum()
+
+Scorer.register(Plain)
+
+def f(x, extra):
+    total = x.new_zeros(())
+    for s in (L2(), Plain()):
+        if isinstance(s, Scorer):
+            total = total + s.score(x)
+    kinds = [isinstance(extra, (int, float)), isinstance(extra, numbers.Real),
+             isinstance(extra, collections.abc.Sequence), isinstance(x, (list, torch.Tensor)),
+             issubclass(Plain, Scorer), isinstance(extra, bool)]
+    return total, kinds
+
+def inputs(i):
+    return rand(3, seed=i, grad=True), [1, 2.5, (1,)][i]
+""")
+
+_program("cls-dunder-ops-object", (1, 0), """
+class Vec:
+    def __init__(self, t):
+        self.t = t
+
+    def __add__(self, other):
+        return Vec(self.t + (other.t if isinstance(other, Vec) else other))
+
+    __radd__ = __add__
+
+    def __mul__(self, k):
+        return Vec(self.t * k)
+
+    def __len__(self):
+        return self.t.shape[0]
+
+    def __getitem__(self, i):
+        return self.t[i]
+
+    def __bool__(self):
+        return len(self) > 0
+
+    def __eq__(self, other):
+        return isinstance(other, Vec) and len(self) == len(other)
+
+def f(x):
+    v = Vec(x) * 2 + 1
+    w = sum([Vec(x), Vec(x)], Vec(x * 0))
+    return v.t, w.t, len(v), v[0], bool(v), v == w
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+""")
+
+# ---- session 11: mutation replayed ----
+
+_program("mut-class-attr-via-classmethod", (1, 0), """
+class Counter:
+    calls = 0
+    names = []
+
+    @classmethod
+    def hit(cls, name):
+        cls.calls += 1
+        cls.names = cls.names + [name]
+
+def f(x):
+    Counter.hit("f")
+    if hasattr(Counter, "extra"):
+        del Counter.extra
+    else:
+        Counter.extra = x.shape[0]
+    return x * Counter.calls
+
+def inputs(i):
+    return (rand(3, seed=i),)
+
+def observe():
+    return Counter.calls, list(Counter.names), getattr(Counter, "extra", None)
+""")
+
+_program("mut-global-tensor-rebind", (1, 1), """
+EMA = None
+STEPS = 0
+
+def f(x):
+    global EMA, STEPS
+    STEPS += 1
+    m = x.mean(0)
+    EMA = m if EMA is None else 0.9 * EMA + 0.1 * m
+    return x - EMA, STEPS
+
+def inputs(i):
+    return (rand(3, 2, seed=i),)
+
+def observe():
+    return EMA, STEPS
+""")
+
+_program("mut-list-dict-in-place", (1, 3), """
+def f(x, items, cfg):
+    items.append(x.shape[0])
+    items.sort(reverse=True)
+    first = items.pop(0)
+    items.extend([7, 8])
+    items.reverse()
+    del items[0]
+    cfg.update(seen=cfg.get("seen", 0) + 1)
+    cfg.setdefault("first", first)
+    gone = cfg.pop("drop", None)
+    cfg["last"] = items[-1]
+    return x * first, gone
+
+ITEMS, CFG = [], {}
+
+def inputs(i):
+    ITEMS[:] = [3, 1, 2]
+    if i == 0:
+        CFG["drop"] = "x"
+    return rand(2 + i, seed=i), ITEMS, CFG
+
+def observe():
+    return list(ITEMS), dict(CFG)
+""")
+
+_program("mut-running-stats-buffer", (1, 0), """
+class RunNorm(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(d))
+        self.register_buffer("count", torch.zeros((), dtype=torch.long))
+        self.momentum = 0.1
+
+    def forward(self, x):
+        if self.training:
+            with torch.no_grad():
+                self.mean.mul_(1 - self.momentum).add_(x.mean(0), alpha=self.momentum)
+                self.count += 1
+        return x - self.mean
+
+norm = RunNorm(3)
+
+def f(x):
+    return norm(x)
+
+def inputs(i):
+    return (rand(4, 3, seed=i, grad=True),)
+
+def observe():
+    return norm.mean, norm.count
+""")
+
+_program("mut-batchnorm-train-stats", (1, 0), """
+net = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.ReLU())
+
+def f(x):
+    y = net(x)
+    return y, net[1].num_batches_tracked.item()
+
+def inputs(i):
+    return (rand(5, 3, seed=i, grad=True),)
+
+def observe():
+    return net[1].running_mean, net[1].running_var, net[0].weight.grad
+""")
+
+_program("mut-register-buffer-lazy-init", (1, 1), """
+class Lazy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.ready = False
+
+    def forward(self, x):
+        if not self.ready:
+            self.register_buffer("scale", x.detach().abs().mean(0) + 1)
+            self.ready = True
+        return self.fc(x) / self.scale
+
+net = Lazy()
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2, 3, seed=i),)
+
+def observe():
+    return dict(net.named_buffers()), net.ready
+""")
+
+_program("mut-manual-seed-random-ops", (1, 0), """
+def f(x):
+    torch.manual_seed(1234)
+    a = torch.rand(3)
+    b = torch.randn_like(x)
+    keep = torch.bernoulli(torch.full_like(x, 0.5))
+    return x * keep + a.sum() + b
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+""")
+
+_program("mut-dropout-seeded-train", (1, 0), """
+net = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+
+def f(x, seed):
+    torch.manual_seed(seed)
+    return net(x)
+
+def inputs(i):
+    return rand(3, 4, seed=i, grad=True), 10 + i
+""")
+
+_program("mut-setattr-delattr-module", (1, 1), """
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        setattr(self, "cached", x.detach() * 2)
+        y = self.fc(x) + getattr(self, "bias_extra", 0.0)
+        if hasattr(self, "old"):
+            delattr(self, "old")
+        self.old = y.shape[0]
+        return y
+
+net = Net()
+net.bias_extra = 1.5
+
+def f(x):
+    return net(x)
+
+def inputs(i):
+    return (rand(2 + i, 3, seed=i, grad=True),)
+
+def observe():
+    return net.cached, net.old, "cached" in vars(net)
+""")
+
+_program("mut-nonlocal-counter-factory", (1, 2), """
+def make_counter():
+    count = 0
+    def bump(k=1):
+        nonlocal count
+        count += k
+        return count
+    return bump
+
+BUMP = make_counter()
+
+def f(x):
+    a = BUMP()
+    b = BUMP(2)
+    return x * a + b, BUMP.__closure__[0].cell_contents
+
+def inputs(i):
+    return (rand(3, seed=i),)
+
+def observe():
+    return BUMP.__closure__[0].cell_contents
+""")
+
+_program("mut-set-ops-state", (1, 2), """
+SEEN = set()
+
+def f(x, name):
+    new = name not in SEEN
+    SEEN.add(name)
+    SEEN.discard("tmp")
+    common = sorted(SEEN & {"a", "b"})
+    return x * (2 if new else 1), new, common, len(SEEN | {"z"})
+
+def inputs(i):
+    if i == 0:
+        SEEN.add("tmp")
+    return rand(3, seed=i), ["a", "b", "a"][i]
+
+def observe():
+    return sorted(SEEN)
+""")
+
+# ---- session 11: exceptions ----
+
+_program("exc-valueerror-size-message", (1, 0), """
+def check(x, w):
+    if x.shape[-1] != w.shape[0]:
+        raise ValueError(f"expected last dim {w.shape[0]}, got {x.shape[-1]} (shape {tuple(x.shape)})")
+    return x @ w
+
+def f(x, w):
+    return check(x * 2, w)
+
+def inputs(i):
+    return rand(2, 3 if i != 1 else 4, seed=i), rand(3, 2, seed=7)
+""")
+
+_program("exc-assert-shape-message", (1, 0), """
+def f(x):
+    assert x.dim() == 2, f"want 2-D, got {x.dim()}-D"
+    assert x.shape[0] <= 3, "too many rows: %d" % x.shape[0]
+    return x.sum(0)
+
+def inputs(i):
+    return (rand(*[(2, 3), (4, 3), (3,)][i], seed=i),)
+""")
+
+_program("exc-user-exception-attrs-caught", (1, 1), """
+class ShapeError(Exception):
+    def __init__(self, msg, got):
+        super().__init__(msg)
+        self.got = got
+
+def step(t):
+    if t.shape[0] % 2:
+        raise ShapeError("odd rows", t.shape[0])
+    return t * 2
+
+def f(x):
+    try:
+        return step(x), None
+    except ShapeError as e:
+        return x.neg(), (str(e), e.got, e.args)
+
+def inputs(i):
+    return (rand(2 + i, seed=i),)
+""")
+
+_program("exc-raise-from-cause", (1, 0), """
+class ConfigError(Exception):
+    pass
+
+TABLE = {"relu": torch.relu, "tanh": torch.tanh}
+
+def lookup(name):
+    try:
+        return TABLE[name]
+    except KeyError as e:
+        raise ConfigError(f"unknown activation {name!r}") from e
+
+def f(x, name):
+    try:
+        return lookup(name)(x)
+    except ConfigError as e:
+        return x, type(e.__cause__).__name__, str(e), e.__suppress_context__
+
+def inputs(i):
+    return rand(3, seed=i), ["relu", "gelu", "tanh"][i]
+""")
+
+_program("exc-raise-from-escapes", (1, 0), """
+class Bad(RuntimeError):
+    pass
+
+def f(x):
+    y = x * 2
+    try:
+        {}["missing"]
+    except KeyError as e:
+        if x.shape[0] > 2:
+            raise Bad(f"rows {x.shape[0]}") from None
+        y = y + 1
+    return y
+
+def inputs(i):
+    return (rand(2 + i, seed=i),)
+""")
+
+_program("exc-exit-raises-during-exception", (1, 2), """
+LOG = []
+
+class Guard:
+    def __enter__(self):
+        LOG.append("enter")
+        return self
+
+    def __exit__(self, kind, value, tb):
+        LOG.append(f"exit {kind.__name__ if kind else None}")
+        if kind is ZeroDivisionError:
+            raise RuntimeError("cleanup failed")
+        return kind is KeyError
+
+def f(x, k):
+    try:
+        with Guard():
+            y = x * 2
+            if k == 1:
+                1 / 0
+            if k == 2:
+                raise KeyError("k")
+            y = y + 1
+    except RuntimeError as e:
+        LOG.append(f"{e} ctx={type(e.__context__).__name__}")
+        y = x
+    return y
+
+def inputs(i):
+    return rand(3, seed=i), i
+
+def observe():
+    return list(LOG)
+""")
+
+_program("exc-finally-return-overrides", (1, 2), """
+def g(x):
+    try:
+        return x * 2
+    finally:
+        if x.shape[0] == 3:
+            return x * 5
+
+def h(x):
+    try:
+        raise ValueError("lost")
+    finally:
+        return x - 1
+
+def f(x):
+    return g(x), h(x)
+
+def inputs(i):
+    return (rand(2 + i, seed=i, grad=True),)
+""")
+
+_program("exc-next-default-and-stopiter", (1, 2), """
+def f(x):
+    it = iter(x.unbind(0))
+    a = next(it)
+    b = next(it, None)
+    c = next(it, None)
+    try:
+        next(it)
+        done = False
+    except StopIteration:
+        done = True
+    return a, b is None, c is None, done
+
+def inputs(i):
+    return (rand(1 + i, 2, seed=i, grad=True),)
+""")
+
+_program("exc-exception-group-style-messages", (1, 0), """
+def validate(t, name):
+    problems = []
+    if t.dim() != 2:
+        problems.append(f"{name}: dim {t.dim()}")
+    if t.shape[-1] % 2:
+        problems.append(f"{name}: odd width {t.shape[-1]}")
+    return problems
+
+def f(x):
+    problems = validate(x, "x")
+    if problems:
+        raise TypeError("; ".join(problems))
+    return x.view(x.shape[0], -1, 2).sum(-1)
+
+def inputs(i):
+    return (rand(*[(2, 4), (3, 3), (5,)][i], seed=i),)
+""")
+
+# ---- session 11: returning closures, lambdas, generators, objects made inside ----
+
+_program("ret-lambda-over-tensor", (1, 0), """
+def f(x):
+    m = x.mean()
+    s = x.std()
+    norm = lambda t: (t - m) / s
+    return norm, m
+
+def probe_args():
+    return (torch.arange(3.0),)
+
+def inputs(i):
+    return (rand(4, seed=i),)
+""")
+
+_program("ret-object-made-inside", (1, 0), """
+@dataclasses.dataclass
+class Result:
+    value: torch.Tensor
+    label: str
+    extras: dict
+
+def f(x):
+    r = Result(x * 2, f"n={x.shape[0]}", {"max": x.max()})
+    r.extras["min"] = x.min()
+    return r
+
+def inputs(i):
+    return (rand(3, seed=i, grad=True),)
+""")
+
+_program("ret-closure-over-module-state", (1, 0), """
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 2)
+
+    def forward(self, x):
+        feats = x.relu()
+        def project(scale):
+            return self.fc(feats) * scale
+        return project
+
+head = Head()
+
+def f(x):
+    project = head(x)
+    return project(2.0), project
+
+def probe_args():
+    return (3.0,)
+
+def inputs(i):
+    return (rand(2, 3, seed=i, grad=True),)
+""")
+
+_program("ret-generator-consumed-by-caller", (1, 0), """
+def f(x):
+    def rows():
+        for r in x.unbind(0):
+            yield r * 2
+    g = rows()
+    first = next(g)
+    return first, list(g)
+
+def inputs(i):
+    return (rand(3, 2, seed=i, grad=True),)
+""")
+
+# ---- session 11: training steps in one function ----
+
+_program("train-rmsprop-multistep", (4, 1), """
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+opt = torch.optim.RMSprop(model.parameters(), lr=0.01, momentum=0.9)
+sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 2], gamma=0.5)
+
+def f(x, y):
+    opt.zero_grad()
+    loss = F.mse_loss(model(x), y)
+    loss.backward()
+    norm = nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    sched.step()
+    return loss.detach(), norm, sched.get_last_lr()
+
+def inputs(i):
+    return rand(6, 4, seed=i), rand(6, 1, seed=10 + i)
+
+def observe():
+    return [p.detach() for p in model.parameters()]
+""")
+
+_program("train-adagrad-clip-value-cosine", (3, 1), """
+torch.manual_seed(0)
+model = nn.Linear(3, 2)
+opt = torch.optim.Adagrad(model.parameters(), lr=0.1, weight_decay=0.01)
+sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4)
+
+def f(x, target):
+    logits = model(x)
+    loss = F.cross_entropy(logits, target)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    nn.utils.clip_grad_value_(model.parameters(), 0.05)
+    opt.step()
+    sched.step()
+    return loss.item(), opt.param_groups[0]["lr"]
+
+def inputs(i):
+    return rand(5, 3, seed=i), torch.tensor([0, 1, 1, 0, 1])
+
+def observe():
+    return model.weight.detach(), model.bias.detach()
+""")
+
+_program("train-ema-of-params", (3, 0), """
+torch.manual_seed(0)
+model = nn.Linear(3, 3)
+ema = [p.detach().clone() for p in model.parameters()]
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+def f(x):
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    with torch.no_grad():
+        for e, p in zip(ema, model.parameters()):
+            e.mul_(0.9).add_(p, alpha=0.1)
+    return loss.detach()
+
+def inputs(i):
+    return (rand(4, 3, seed=i),)
+
+def observe():
+    return ema, [p.detach() for p in model.parameters()]
+""")
+
+_program("train-batchnorm-step-params-vector", (3, 1), """
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.5, weight_decay=1e-3)
+
+def f(x, y):
+    model.train()
+    opt.zero_grad()
+    out = model(x)
+    loss = F.smooth_l1_loss(out, y)
+    loss.backward()
+    opt.step()
+    vec = nn.utils.parameters_to_vector(model.parameters())
+    return loss.detach(), vec.detach().norm()
+
+def inputs(i):
+    return rand(6, 3, seed=i), rand(6, 1, seed=20 + i)
+
+def observe():
+    return model[1].running_mean, [p.detach() for p in model.parameters()]
+""")
+
+_program("train-step-returns-metrics-dict", (3, 2), """
+torch.manual_seed(0)
+model = nn.Linear(4, 3)
+opt = torch.optim.Adam(model.parameters(), lr=1e-2, betas=(0.8, 0.99))
+history = []
+
+def f(x, target):
+    model.train()
+    logits = model(x)
+    loss = F.cross_entropy(logits, target, label_smoothing=0.1)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    acc = (logits.argmax(-1) == target).float().mean()
+    metrics = {"loss": loss.detach(), "acc": acc, "step": len(history) + 1}
+    history.append(metrics["step"])
+    return metrics
+
+def inputs(i):
+    return rand(5, 4, seed=i), torch.tensor([0, 2, 1, 1, 0])
+
+def observe():
+    return list(history), model.weight.detach()
+""")
+
+_program("train-two-optimizers-gan-style", (5, 0), """
+torch.manual_seed(0)
+gen = nn.Linear(2, 3)
+disc = nn.Linear(3, 1)
+opt_g = torch.optim.SGD(gen.parameters(), lr=0.1)
+opt_d = torch.optim.SGD(disc.parameters(), lr=0.1)
+
+def f(z, real):
+    fake = gen(z)
+    d_loss = F.softplus(-disc(real)).mean() + F.softplus(disc(fake.detach())).mean()
+    opt_d.zero_grad()
+    d_loss.backward()
+    opt_d.step()
+    g_loss = F.softplus(-disc(fake)).mean()
+    opt_g.zero_grad()
+    g_loss.backward()
+    opt_g.step()
+    return d_loss.detach(), g_loss.detach()
+
+def inputs(i):
+    return rand(4, 2, seed=i), rand(4, 3, seed=30 + i)
+
+def observe():
+    return gen.weight.detach(), disc.weight.detach()
+""")

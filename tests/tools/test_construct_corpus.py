@@ -29,14 +29,27 @@ KNOWN_LOSSES = {
     "loop-for-else": "a loop torch.compile runs natively is resumed in graphs",
     "loop-comprehension-branch": "a loop torch.compile runs natively is resumed in graphs",
     "break-exception-in-loop-handler": "a loop torch.compile runs natively is resumed in graphs",
-    # `self.register_buffer(...)` inside forward on a module that existed before the call breaks (the buffer
-    # table is not modelled as a side effect)
-    "attrs-register-buffer-in-forward": "register_buffer in forward breaks",
     # a dict attribute of the module is wrapped whole, each value guarded: a counter in it (`stats["calls"] += 1`)
-    # recompiles the prefix and the resume function once more than torch.compile
+    # changes on every call, so after the keys settle the prefix and the resume function recompile once more each
+    # (the counter then becomes a dynamic number). torch.compile reads a dict's items lazily and never guards the
+    # counter's value; jitcore would need lazily wrapped dict items (or numbers in mutable state dynamic from the
+    # start, the dynamic-number policy's call)
     "break-dict-state-module": "every item of a dict read is guarded",
-    # `.item()` values formatted or compared in Python after the break are guarded by value
+    # `int(x.sum().item() * 10) % 4` after the break decides a loop's trip count: the float reaches the resume
+    # function as an input, and int() of it pins its exact value, so every new value recompiles. torch.compile
+    # makes the float a SymFloat after one change and guards only the int expression (`TruncToInt(10*s) % 4 == n`);
+    # jitcore's symbolic floats pin their root on any use but arithmetic and comparisons with constants
     "break-item-in-python": "a number read with .item() is guarded by value after the break",
+    # torch.compile gives the frame up on the second call and runs it natively from then on (no graph counted),
+    # where jitcore compiles each path: printf-style `%` of a size that became dynamic (jitcore pins the size:
+    # `%` is not deferred as f-strings and str.format are, Note [Text of a symbolic number]); a class attribute
+    # deleted and set back on alternate calls; an exception raised from the traced code, caught or not
+    "str-percent-formats": "torch.compile runs later calls natively; % pins a dynamic size",
+    "mut-class-attr-via-classmethod": "torch.compile runs later calls natively",
+    "exc-valueerror-size-message": "torch.compile runs the raising call natively",
+    "exc-user-exception-attrs-caught": "torch.compile runs later calls natively",
+    "exc-raise-from-cause": "torch.compile runs later calls natively",
+    "exc-raise-from-escapes": "torch.compile runs the raising calls natively",
 }
 
 
