@@ -1215,15 +1215,16 @@ def by_name(name: str) -> Program:
 #: programs where jitcore makes more graphs than torch.compile by design, and why
 MORE_GRAPHS_THAN_TORCH_COMPILE = {
     "nonzero_count": "torch.compile breaks at nonzero() (capture_dynamic_output_shape_ops is off) and runs the rest "
-                     "natively, making no graph; jitcore captures nonzero with an unbacked size (issue 14)",
-    "mask_then_size": "not fixed yet (session 10): the size of x[x > 0] read in Python costs recompiles that "
-                      "torch.compile avoids (auto 8 graphs vs 4); results equal eager",
-    "unique_values": "not fixed yet (session 10): jitcore captures torch.unique with unbacked sizes and breaks at "
-                     "values.shape[0] read in Python, a graph per input shape until automatic dynamic; "
-                     "torch.compile breaks at unique itself and makes no graph; results equal eager",
-    "size_exceptions": "not investigated (session 10): under dynamic=False the cols sweep has four shapes, one of "
-                       "which raises ZeroDivisionError (12 // 0); jitcore compiles the three that do not (3 graphs), "
-                       "torch.compile makes 2; results and exceptions equal eager",
+                     "natively, making no graph; jitcore captures nonzero with an unbacked size where Python never "
+                     "needs it (edge: the empty input's nonzero has the static size 0, one graph)",
+    "unique_values": "as nonzero_count: on the edge sweep the empty input's unique has static sizes and jitcore "
+                     "captures it (one graph), torch.compile breaks at unique and makes none; results equal eager",
+    "size_exceptions": "torch.compile stops compiling the frame once its trace raised the program's exception "
+                       "(dynamic=False: later shapes run natively, 2 graphs); jitcore compiles each shape that does "
+                       "not raise (3); results and exceptions equal eager",
+    "masked_select_sum": "register only: the first call under enabled() runs natively, so the resume after "
+                         "masked_select first meets sizes 3, 4 (static, then dynamic with s >= 2) and size 1 later "
+                         "costs a graph that the auto sweep's first call (size 1) had made already",
     "divmod_sizes": "torch.compile does not trace divmod() of a symbolic size: it runs the frame natively after "
                     "one static graph (none under dynamic=True); jitcore keeps divmod's // and % symbolic (2 graphs)",
 }

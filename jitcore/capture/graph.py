@@ -18,7 +18,7 @@ import torch
 import torch.fx
 from torch._subclasses.fake_tensor import FakeTensorMode, DataDependentOutputException, DynamicOutputShapeException
 from torch.fx.experimental.symbolic_shapes import (GuardOnDataDependentSymNode, ShapeEnv, compute_unbacked_bindings,
-                                                   free_symbols)
+                                                   free_symbols, free_unbacked_symbols)
 from torch._dispatch.python import enable_python_dispatcher
 
 from jitcore.guards.arrays import memory_range, overlaps
@@ -41,6 +41,17 @@ _DATA_DEPENDENT = (DataDependentOutputException, DynamicOutputShapeException)
 # breaks there too. When an op fails on fakes and a list or tuple argument holds a 0-d integer tensor, the break is
 # reported as `data_dependent` (the call runs in Python at the break either way); a 0-d tensor in a list is
 # ordinary elsewhere (`torch.stack([a, b])`), so only a failure is classified so, never a call in advance.
+
+
+# Note [A data-dependent size read in Python]
+# An op whose result's size depends on tensor data (nonzero, x[mask], masked_select, unique) is captured with an
+# unbacked symbol as that size, so a graph that only computes with it needs no break (torch.compile, whose
+# capture_dynamic_output_shape_ops is off, breaks at the op itself). When Python then needs the size (read as an
+# int, or a decision the ShapeEnv cannot make) the break moves back to the root-frame instruction whose op made
+# the symbol, as torch.compile's would be: that instruction runs in Python, and the resume function receives the
+# result as an ordinary tensor whose size is backed (automatic dynamic after one change). Breaking at the read
+# instead would hand the resume function the size itself (a torch.Size or an int on the stack) as a number of
+# the prefix graph's making, and the prefix would end with an op whose output size no guard can see.
 
 
 def _tensor_as_number(args) -> bool:
@@ -103,6 +114,9 @@ class GraphBuilder:
         #: (code, line) of the instruction being traced, stored on each node for reports as "file:line in name"
         #: (formatted per node, not per line traced); None before the first line
         self.current_location: tuple | None = None
+        #: unbacked symbol -> ((offset, visit) of the root-frame instruction whose op made it, the user's location
+        #: there): Note [A data-dependent size read in Python]
+        self.unbacked_origins: dict = {}
         #: the graph module's root: holds the constants FX cannot write as code (`_embed`), read by get_attr nodes
         self.root = torch.nn.Module()
         #: id(constant) -> its get_attr node (the root keeps the constant alive)
@@ -249,6 +263,22 @@ class GraphBuilder:
         finally:
             self.graph, self.node_count = outer, count
 
+    # -- data-dependent sizes -----------------------------------------------------------------------------------
+    def note_unbacked(self, node, origin, location) -> None:
+        """The op of `node` (at the root-frame instruction `origin`) made new data-dependent sizes."""
+        for symbol in (node.meta.get("unbacked_bindings") or {}):
+            self.unbacked_origins.setdefault(symbol, (origin, location))
+
+    def data_dependent_break(self, symbols, detail: str) -> GraphBreak:
+        """The break for Python needing one of these data-dependent sizes: at the instruction whose op made the
+        last of them, where it is known (Note [A data-dependent size read in Python])."""
+        brk = GraphBreak("data_dependent", detail)
+        made = [origin for symbol, origin in self.unbacked_origins.items() if symbol in symbols]
+        if made:
+            (brk.root_offset, brk.root_visit), brk.location = made[-1]
+            brk.detail = f"{detail}: the op that made it runs in Python"
+        return brk
+
     # -- operations -------------------------------------------------------------------------------------------
     def run_fake(self, fn, args, kwargs):
         """Run `fn` on fake tensors; data-dependent results and errors become graph breaks."""
@@ -262,9 +292,10 @@ class GraphBuilder:
                 return fn(*args, **kwargs)
         except _DATA_DEPENDENT as exc:
             raise GraphBreak("data_dependent", f"{_name(fn)} needs tensor data ({type(exc).__name__})") from None
-        except GuardOnDataDependentSymNode:
+        except GuardOnDataDependentSymNode as exc:
             # a decision on a size that depends on tensor data (after nonzero, x[mask])
-            raise GraphBreak("data_dependent", f"{_name(fn)} decides on a data-dependent size") from None
+            raise self.data_dependent_break(free_unbacked_symbols(exc.cond),
+                                            f"{_name(fn)} decides on a data-dependent size") from None
         except GraphBreak:
             raise
         except Exception as exc:

@@ -378,10 +378,13 @@ class FrameState:
                     else f"inside torch's {brk.inside_torch}"
             return brk
         if brk.location is None:
-            filename = self.code.co_filename
-            line = linecache.getline(filename, self.lineno)
-            brk.location = (filename, self.lineno, line, self.code.co_name)
+            brk.location = self.location()
         return brk
+
+    def location(self) -> tuple:
+        """(filename, lineno, source line, function name) of the instruction being traced, as breaks report it."""
+        filename = self.code.co_filename
+        return filename, self.lineno, linecache.getline(filename, self.lineno), self.code.co_name
 
     def location_text(self) -> str:
         return f"{self.code.co_filename}:{self.lineno} in {self.code.co_name}"

@@ -117,6 +117,10 @@ _SLICE_PART_TYPES = (int, bool, type(None))
 
 
 def _wrap_tuple(state, value, source):
+    # Note [A torch.Size read from a source]: a torch.Size argument (one a resume function receives after a break at
+    # `t.shape` of a data-dependent size, or one the user passes) is a tuple of ints, each guarded on its own, so a
+    # size that changes between calls becomes a dynamic int (automatic dynamic) as torch.compile's SizeVariable
+    # items do, instead of one equality guard on the whole Size that recompiles for every size.
     _guard(state, source, TypeMatch(type(value)))
     _guard(state, source, LengthMatch(len(value)))
     items = [wrap(state, item, ItemSource(source, i) if source is not None else None) for i, item in
@@ -250,9 +254,11 @@ def _wrap_code(state, value, source):
 
 
 #: (exact type, wrapper) in the order the kinds claim them: a type claimed twice is a bug (test_opcode_table)
-_CLAIMS = [(t, _wrap_constant) for t in CONSTANT_TYPES + ANNOTATION_TYPES] + [
+_CLAIMS = [(t, _wrap_constant) for t in CONSTANT_TYPES + ANNOTATION_TYPES if t is not torch.Size] + [
     (types.CodeType, _wrap_code),
     (tuple, _wrap_tuple),
+    # Note [A torch.Size read from a source]
+    (torch.Size, _wrap_tuple),
     (list, _wrap_list),
     (dict, _wrap_dict),
     (types.FunctionType, _wrap_callable),

@@ -195,11 +195,17 @@ class TensorValue(Value):
         return f"Tensor({self.node.name}: {tuple(self.fake.shape)} {self.fake.dtype})"
 
 
-def _metadata_constant(value, what: str):
+def _metadata_constant(state, value, what: str):
     """Metadata as a Python constant; a size that depends on tensor data (after x[mask]) is not one."""
     if is_symbolic(value):
-        raise GraphBreak("data_dependent", f"{what} depends on tensor data (a data-dependent size)")
+        raise _data_dependent(state, value, what)
     return const(value)
+
+
+def _data_dependent(state, value, what: str) -> GraphBreak:
+    # Note [A data-dependent size read in Python] in capture/graph.py
+    return state.graph.data_dependent_break(free_unbacked_symbols(value),
+                                            f"{what} depends on tensor data (a data-dependent size)")
 
 
 #: how the graph computes one symbolic size read by a tensor method: (aten op, whether it takes the dim)
@@ -215,7 +221,7 @@ def metadata_value(state, tensor, value, what: str, method: str, args: tuple):
         if is_concrete_int(value):
             return const(int(value))
         if free_unbacked_symbols(value):
-            raise GraphBreak("data_dependent", f"{what} depends on tensor data (a data-dependent size)")
+            raise _data_dependent(state, value, what)
         op, takes_dim = _SIZE_OPS.get(method, (None, False))
         if op is None:
             return const(SizeValue(value, state.ctx, None).constant())
@@ -231,11 +237,11 @@ def metadata_value(state, tensor, value, what: str, method: str, args: tuple):
     if isinstance(value, torch.SymBool):
         return const(SizeBoolValue(value).constant())
     if isinstance(value, (torch.SymFloat,)):
-        return _metadata_constant(value, what)
+        return _metadata_constant(state, value, what)
     if isinstance(value, tuple) and is_symbolic(value) and not args:
         items = [metadata_value(state, tensor, item, what, method, (i,)) for i, item in enumerate(value)]
         return TupleValue(items, tuple_type=None if type(value) is tuple else type(value))
-    return _metadata_constant(value, what)
+    return _metadata_constant(state, value, what)
 
 
 def _tensor_operand(value) -> bool:
@@ -314,7 +320,7 @@ class TensorMethodValue(Value):
             result = state.graph.run_fake(getattr(self.tensor.fake, self.name), fake_a, fake_k)
             dims = tuple(a.constant() for a in args) if not kwargs else ()
             if NOT_CONSTANT in dims or not all(type(d) is int for d in dims):
-                return _metadata_constant(result, self.name)
+                return _metadata_constant(state, result, self.name)
             return metadata_value(state, self.tensor, result, f"{self.name}()", self.name, dims)
         return graph_call(state, "call_method", self.name, [self.tensor, *args], kwargs)
 
@@ -440,6 +446,8 @@ def graph_call_side_effect(state, fn, args: tuple):
 
 def wrap_fake_result(state, node, fake, inputs: dict) -> Value:
     """Turn an op's fake result into values; an op that returns one of its inputs (in-place) returns that value."""
+    if node.meta.get("unbacked_bindings"):
+        state.graph.note_unbacked(node, state.origin(), state.location())
     if isinstance(fake, torch.Tensor):
         same = inputs.get(id(fake))
         return same if same is not None else TensorValue(node, fake)
