@@ -11,6 +11,7 @@ import collections
 import contextvars
 import enum
 import functools
+import math
 import os
 import sys
 import types
@@ -87,9 +88,14 @@ def _wrap_op(state, value, source):
 
 
 def _dynamic_argument(state, value, source) -> bool:
-    """An int argument under `dynamic=True` is symbolic from the first call, as torch.compile's (floats stay
-    constants until they change: torch specialises them too)."""
-    if type(value) is not int or not isinstance(source, LocalSource):
+    """An int or float argument under `dynamic=True`, or one an argument's tuple, list or dict holds, is symbolic
+    from the first call, as torch.compile's (specialize_float=False; its assume_static_by_default is off there).
+    A NaN or an infinity stays a constant: the ShapeEnv cannot guard one (torch specialises them too)."""
+    if type(value) is float and not math.isfinite(value):
+        return False
+    while isinstance(source, ItemSource):
+        source = source.base
+    if not isinstance(source, LocalSource):
         return False
     choice = state.graph.shape_choice
     return choice is not None and choice.mode is True

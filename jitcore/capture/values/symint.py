@@ -27,6 +27,8 @@ __all__ = ["SymIntValue", "SymBoolValue", "make_dynamic_int", "size_float", "sym
 _ARITHMETIC = {"add": "+", "sub": "-", "mul": "*", "floordiv": "//", "mod": "%", "truediv": "/", "iadd": "+",
                "isub": "-", "imul": "*", "ifloordiv": "//", "imod": "%", "itruediv": "/"}
 _NUMBER = (int, float)
+#: the power operators, kept symbolic for a float base and a constant int exponent only
+_POWERS = frozenset({"pow", "ipow"})
 _COMPARISONS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 
 
@@ -114,6 +116,14 @@ class SymIntValue(Value):
             outcome = getattr(operator, op)(*((c, hint) if reflected else (hint, c)))
             text = None if self.text is None else f"({left} {_COMPARISONS[op]} {right})"
             return SymBoolValue(bool(outcome), text, self.roots, self)
+        if self._constant is None and op in _POWERS and not reflected and type(other.constant()) is int \
+                and not isinstance(self.fake, torch.SymInt):
+            # a float to a constant int power is a real float (`a ** 2`): symbolic, as torch keeps it
+            sym = self.fake ** other.constant()
+            node = state.graph.create_node("call_function", operator.pow, (self.node, other.constant()), {}, sym)
+            result = SymIntValue(node, sym, self.ctx)
+            result.roots = self.roots
+            return result
         if self._constant is None and op in _ARITHMETIC:
             if other.is_symbolic_number():
                 fake_other, node_other, roots = other.fake, other.node, other.roots

@@ -10,7 +10,7 @@ import numbers
 import operator
 
 import torch
-from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols, is_concrete_int
+from torch.fx.experimental.symbolic_shapes import free_symbols, free_unbacked_symbols, is_concrete_int
 
 from jitcore.guards import HasAttrMatch, StorageOffsetMatch, UnitStrideMatch
 from jitcore.guards.torch_checks import MEMORY_FORMAT_NDIMS
@@ -383,8 +383,9 @@ def graph_call(state, op: str, target, args: list, kwargs: dict) -> Value:
     check_may_raise(state, target, fa, fk)
     versions = [_version(v.fake) for v in tensors]
     fake = graph.run_fake(fn, fa, fk)
-    if _symbolic_shape(fake) and _specialize_dynamic_ints([*args, *kwargs.values()]):
-        # a dynamic int decided a size: sizes stay static, so the int becomes a guarded constant here
+    if _symbolic_shape(fake) and _specialize_dynamic_ints([*args, *kwargs.values()], free_symbols(fake)):
+        # a dynamic float decided a size (interpolate's scale_factor): sizes are ints of the ShapeEnv, so the
+        # float becomes a guarded constant here; one that only scales values (`x * a`) stays a graph input
         return graph_call(state, op, target, args, kwargs)
     # an inference tensor keeps no version counter: an op on one that returns nothing ran for its effect
     written = [v for v, before in zip(tensors, versions)
@@ -425,16 +426,18 @@ def _symbolic_shape(fake) -> bool:
     return False
 
 
-def _specialize_dynamic_ints(values) -> bool:
+def _specialize_dynamic_ints(values, in_sizes) -> bool:
+    """Pin the dynamic floats among `values` whose symbols are among `in_sizes` (the result's size symbols)."""
     found = False
     for value in values:
-        if value.is_symbolic_number() and not value.pinned_by_shape_env():
+        if value.is_symbolic_number() and not value.pinned_by_shape_env() \
+                and free_symbols(value.fake) & in_sizes:
             # a dynamic Python float (not a size or a number computed from sizes, which stay symbolic)
             value.constant()
             found = True
         items = value.sequence_items()
         if items is not None:
-            found = _specialize_dynamic_ints(items) or found
+            found = _specialize_dynamic_ints(items, in_sizes) or found
     return found
 
 
