@@ -1234,6 +1234,8 @@ MORE_GRAPHS_THAN_TORCH_COMPILE = {
                                 "grow sweep takes a graph per size (7), torch.compile 5",
     "float_to_size": "int(a * 2) of a dynamic float used as a size: jitcore pins the float (one graph per value); "
                      "torch.compile keeps sym_int of a SymFloat as an unbacked-free size expression (3 graphs)",
+    "float_rounding": "round(a, 1), a // 1 and int(a) of a dynamic float pin it in jitcore (one graph per value); "
+                      "torch.compile keeps them symbolic (2 graphs, 1 under dynamic=True)",
     "gru_lengths": "torch.compile does not trace nn.GRU/LSTM (torch._dynamo.config.allow_rnn is off): it runs the "
                    "module natively, 0 graphs; jitcore compiles it, and the CPU GRU kernel's fake pins the "
                    "sequence length (one graph per length)",
