@@ -175,6 +175,9 @@ class GraphBreak(Exception):
         #: (`root_offset`/`root_visit`): a ContextVar token made there is needed after the graph (Note [Context
         #: variables], capture/values/context_vars.py)
         self.earlier = False
+        #: set by the runtime: the break lies inside a loop, so its frame runs natively with the functions it
+        #: calls compiled (Note [Breaks inside loops], capture/loop_breaks.py)
+        self.in_loop = False
 
     @classmethod
     def raises(cls, exc_type: type, message: str = "", args: tuple | None = None) -> "GraphBreak":

@@ -32,7 +32,7 @@ from jitcore.capture.values.sequence import TupleValue
 from jitcore.capture.values.torch_rules import is_torch_code, is_torch_runtime
 from jitcore.marks import is_disabled
 
-__all__ = ["Continuation", "Successor", "NativeCallee", "continuation_at"]
+__all__ = ["Continuation", "Successor", "NativeCallee", "continuation_at", "has_compiled_copy"]
 
 #: stack kinds of declared outputs that are not plain values. The names follow bytecodes.c: LOAD_GLOBAL's `null`
 #: is always NULL; the `method` slot of LOAD_ATTR/LOAD_SUPER_ATTR is NULL unless the attribute is a method, which
@@ -258,7 +258,7 @@ def _native_callee(state, inst, stack: list, reason: GraphBreak) -> NativeCallee
         # the call went too deep to trace: a compiled copy would trace as deep again and add frames per level
         # (a recursion 400 calls deep would exhaust Python's stack), so the callee runs as it is
         return NativeCallee(slot, new_result=new_result)
-    found = stack[slot].compiled_callee(state, _has_compiled_copy)
+    found = stack[slot].compiled_callee(state, has_compiled_copy)
     if found is None:
         return NativeCallee(slot, new_result=new_result)
     fn, receiver = found
@@ -346,7 +346,7 @@ def _shared_argument(ctx, value) -> bool:
     return ctx.by_structure(value.source) or getattr(value, "repeated", False)
 
 
-def _has_compiled_copy(fn) -> bool:
+def has_compiled_copy(fn) -> bool:
     """A callee worth a compiled copy: a plain Python function (generators and coroutines run natively, and so do
     functions that are not Python's, such as Cython's, whose __code__ holds no bytecode), and not torch's own
     machinery (Note [Only the user's code])."""

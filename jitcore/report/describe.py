@@ -17,7 +17,7 @@ from jitcore.capture.interpreter import instructions_of
 from jitcore.codegen.resume import resume_origin, resume_target
 
 __all__ = ["Frame", "frame_of", "break_location", "break_key", "readable", "short_path", "snippet", "reason_of",
-           "hint_for", "node_location", "graph_code"]
+           "hint_for", "node_location", "graph_code", "in_loop_outcome"]
 
 # Note [Internal names]: codegen.resume names a resume function `jitcore_resume_in_<f>_at_<line>` and its carried
 # stack slots `___stack<i>`; guards and recompile reasons repeat those names. Users never see them: `frame_of`
@@ -190,6 +190,12 @@ def snippet(filename: str, lineno: int, context: int = 2) -> list[tuple[int, str
     indents = [len(t) - len(t.lstrip()) for _, t, _ in rows if t.strip()]
     cut = min(indents) if indents else 0
     return [(n, t[cut:], mark) for n, t, mark in rows]
+
+
+def in_loop_outcome(owner: str, where: str) -> str:
+    """What became of a frame whose break lies inside a loop (Note [Breaks inside loops], capture/loop_breaks.py)."""
+    return (f"graph break inside a loop at {where}: {owner} runs natively, the functions it calls are compiled "
+            "(as torch.compile does)")
 
 
 def reason_of(kind_info, detail: str) -> str:

@@ -11,8 +11,8 @@ import dataclasses
 
 from jitcore.capture.shapes import DYNAMIC_DIMS
 from jitcore.report import html
-from jitcore.report.describe import (Frame, break_location, frame_of, graph_code, hint_for, readable, reason_of,
-                                     short_path, snippet)
+from jitcore.report.describe import (Frame, break_location, frame_of, graph_code, hint_for, in_loop_outcome, readable,
+                                     reason_of, short_path, snippet)
 
 __all__ = ["ExplainReport", "GraphInfo", "BreakInfo", "GuardsInfo", "build_report"]
 
@@ -92,6 +92,8 @@ class BreakInfo(_Rendered):
     frame: str = ""
     #: True: the graph before it runs and the rest continues in Python; False: the frame runs natively
     resumed: bool = True
+    #: the break lies inside a loop: the frame runs natively, the functions it calls compiled
+    in_loop: bool = False
     #: (line number, text, is the breaking line) around it
     lines: list = dataclasses.field(default_factory=list)
 
@@ -105,6 +107,8 @@ class BreakInfo(_Rendered):
     @property
     def outcome(self) -> str:
         owner = self.frame or f"{self.function}()"
+        if self.in_loop:
+            return in_loop_outcome(owner, self.where)
         return (f"{owner} runs as a graph up to here, then continues in Python" if self.resumed
                 else f"{owner} runs in Python (no graph) for calls like this one")
 
@@ -293,7 +297,7 @@ def _break_info(brk, code, resumed: bool) -> BreakInfo:
     frame = frame_of(code) if code is not None else None
     return BreakInfo(brk.kind, reason_of(brk.info, brk.detail), filename, lineno, line.strip(),
                      hint_for(brk, line, function), function,
-                     frame.label if frame is not None else "", resumed, snippet(filename, lineno))
+                     frame.label if frame is not None else "", resumed, brk.in_loop, snippet(filename, lineno))
 
 
 def _ops(gm) -> int:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from rich.console import Group
 
 from jitcore.capture.shapes import guard_tree_of
-from jitcore.report.describe import break_location, frame_of, graph_code, hint_for, readable, reason_of, short_path
+from jitcore.report.describe import (break_location, frame_of, graph_code, hint_for, in_loop_outcome, readable, reason_of,
+                                     short_path)
 from jitcore.report.layout import CodeBlock, Rows, guard_tree, header, source_row
 
 __all__ = ["render_event"]
@@ -53,6 +54,8 @@ def _break(code, brk, resumed: bool, unresumable=None):
     owner = frame.label if frame is not None else f"{function}()"
     if resumed:
         items.append(("then", f"{owner} runs as a graph up to here, then continues in Python"))
+    elif brk.in_loop:
+        items.append(("then", in_loop_outcome(owner, f"{short_path(filename)}:{lineno}")))
     elif unresumable is not None:
         items.append(("then", f"{owner} runs in Python (no graph) for calls like this one: it cannot continue "
                               f"in Python at this point ({reason_of(unresumable.info, unresumable.detail)})"))

@@ -36,6 +36,7 @@ import torch
 
 from jitcore import events
 from jitcore.capture.prologues import wraps
+from jitcore.codegen.native_calls import made_here
 from jitcore.codegen.resume import resume_origin
 from jitcore.config import config
 from jitcore.marks import TORCH_DISABLE_WRAPPERS, is_disabled
@@ -229,8 +230,10 @@ class AutoEnabler:
             return False
         if any(const is FALLTHROUGH for const in code.co_consts):
             return False  # a prologue jitcore built (compiled copies, resume functions)
-        if resume_origin(code)[1] is not None:
-            return False  # a resume or step code running natively (its stub already dispatched)
+        if resume_origin(code)[1] is not None or made_here(code):
+            # a resume or step code running natively (its stub already dispatched), or a frame run natively
+            # because of a break inside a loop (its entry already dispatched)
+            return False
         known = self._files.get(filename)
         if known is None:
             path = os.path.realpath(filename) if not filename.startswith("<") else filename

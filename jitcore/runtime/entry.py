@@ -78,9 +78,11 @@ class EntryAssembly:
         owners = pinned.pop(None, [])
         return ModuleState(batched, pinned, owners)
 
-    def native(self, guard_fn, reason: GraphBreak | None = None) -> Entry:
+    def native(self, guard_fn, reason: GraphBreak | None = None, run=native_run) -> Entry:
+        """`run`: what the entry runs instead of the original body (a loop's frame with its callees compiled:
+        runtime/loop_native.py)."""
         STATS.native_entries += 1
-        return Entry(guard_fn.check, native_run, guard_fn, native=True, break_reason=reason)
+        return Entry(guard_fn.check, run, guard_fn, native=True, break_reason=reason)
 
     def compiled(self, captured, run, guard_fn, owners, timings: dict) -> Entry:
         _release_with(owners, run)

@@ -26,6 +26,8 @@ from jitcore import events
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.frame import capture_frame
 from jitcore.capture.interpreter import CaptureInternalError
+from jitcore.capture.loop_breaks import runs_natively
+from jitcore.capture.resume_points import resume_point
 from jitcore.capture.sources import LocalSource
 from jitcore.capture.shapes import Relation
 from jitcore.codegen.transform import build_entry, graph_is_pure, graph_uses_rng
@@ -35,6 +37,7 @@ from jitcore.runtime.ddp_split import active_ddp, ddp_split
 from jitcore.runtime.containment import CAPTURE, CODEGEN, GRAPH_MODULE, GUARD_CODEGEN, Containment, FirstRun
 from jitcore.runtime.entry import ALWAYS, Entry, EntryAssembly
 from jitcore.runtime.graph_meta import mark_inputs
+from jitcore.runtime.loop_native import loop_native_run
 from jitcore.runtime.prologue import FALLTHROUGH
 from jitcore.runtime.stats import STATS
 
@@ -94,6 +97,8 @@ class CompilePipeline:
             return self._fault(GRAPH_MODULE, exc, args)
         if captured.break_point is not None and self.options.fullgraph:
             raise _fullgraph_error(captured.break_point.reason, self.code, self.name)
+        if captured.break_point is not None and runs_natively(captured.break_point, self._container(args)):
+            return self._loop_native(captured, args)
         timings = {"capture": captured.capture_seconds}
         compiled = None
         if captured.gm is not None:
@@ -235,6 +240,26 @@ class CompilePipeline:
         # capture attaches the guards gathered up to the break: the same break would happen again under them
         return self._native(brk.guards, brk)
 
+    def _container(self, args):
+        """The module a torch.nn container's forward was called on (Note [Breaks inside loops]); None for any other
+        frame, a resume function's included."""
+        if args and isinstance(args[0], torch.nn.Module) and resume_point(self.code) is None:
+            return args[0]
+        return None
+
+    def _loop_native(self, captured, args) -> Entry:
+        """Note [Breaks inside loops] (capture/loop_breaks.py): the frame runs natively under the guards gathered
+        up to the break (the same break would happen again under them), the functions it calls compiled."""
+        reason = captured.break_point.reason
+        try:
+            run = loop_native_run(self.code, self.globals, self.options)
+            guard_fn = self.assembly.guards(captured.guards)
+        except Exception as exc:
+            return self._fault(CODEGEN, exc, args)
+        reason.in_loop = True
+        self._report_break(reason, resumed=False)
+        return self.assembly.native(guard_fn, reason, run)
+
     def _native(self, collected, reason: GraphBreak | None = None) -> Entry:
         try:
             guard_fn = self.assembly.guards(collected)
@@ -280,6 +305,8 @@ class CompilePipeline:
 
     def _report_break(self, brk: GraphBreak, resumed: bool, unresumable: GraphBreak | None = None) -> None:
         outcome = "compiled up to here, continuing in Python" if resumed else "the frame runs natively"
+        if brk.in_loop:
+            outcome = "the break is inside a loop: the frame runs natively, the functions it calls are compiled"
         if unresumable is not None:
             outcome += f" (it cannot resume there: {unresumable.info.explanation}"
             outcome += f", {unresumable.detail})" if unresumable.detail else ")"

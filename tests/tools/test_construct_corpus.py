@@ -22,13 +22,10 @@ KNOWN_LOSSES = {
     # a tensor op whose shapes make it raise (view to an impossible shape) inside `try/except RuntimeError`:
     # the fake-tensor error is not taken for the program's own, so the frame breaks there with nothing before it
     "ctx-try-except-tensor": "a shape error caught by the program breaks",
-    # a loop whose body breaks, in a frame that also has a graph before the loop: torch.compile gives the frame
-    # with the loop up and runs the loop natively (its count is the graph before it, or those of a callee), where
-    # jitcore resumes the loop in graphs, one entry per path through the body (the index compared with a limit,
-    # the loop's end)
-    "loop-for-else": "a loop torch.compile runs natively is resumed in graphs",
-    "loop-comprehension-branch": "a loop torch.compile runs natively is resumed in graphs",
-    "break-exception-in-loop-handler": "a loop torch.compile runs natively is resumed in graphs",
+    # the loop's frame runs natively as under torch.compile (Note [Breaks inside loops]) and its callee `risky(t,
+    # k)` is compiled: a graph for k=0 and one for k=2, where torch.compile's frame of `risky` stops compiling
+    # after the call that raised (k=1) and runs k=2 eagerly
+    "break-exception-in-loop-handler": "a callee that raised once keeps compiling",
     # a dict attribute of the module is wrapped whole, each value guarded: a counter in it (`stats["calls"] += 1`)
     # changes on every call, so after the keys settle the prefix and the resume function recompile once more each
     # (the counter then becomes a dynamic number). torch.compile reads a dict's items lazily and never guards the

@@ -33,7 +33,7 @@ from jitcore.capture.values.user_object import _MISSING, _class_attribute, relie
 from jitcore.capture.values.wrapping import wrap
 
 __all__ = ["ModuleValue", "NewModuleValue", "new_module_argument", "NOT_REAL", "check_stateless", "WrapperCall",
-           "DDP_CALL", "FSDP_CALL", "structural_module"]
+           "DDP_CALL", "FSDP_CALL", "structural_module", "plain_forward"]
 
 _HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks")
 _GLOBAL_HOOKS = ("_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
@@ -59,6 +59,24 @@ class WrapperCall:
 
 DDP_CALL = WrapperCall("ddp")
 FSDP_CALL = WrapperCall("fsdp")
+
+
+def _hooked(module) -> bool:
+    """Has the module (or torch.nn globally) hooks that calling it runs around its forward?"""
+    d = module.__dict__
+    return any(d.get(name) for name in _HOOK_DICTS) or any(getattr(_module_impl, name, None)
+                                                           for name in _GLOBAL_HOOKS)
+
+
+def plain_forward(module):
+    """The class's forward when calling `module` runs only that (no hooks, no forward or __call__ of its own, not
+    a distributed wrapper), else None: such a call may run the forward's compiled copy instead."""
+    cls = type(module)
+    forward = _class_lookup(cls, "forward")
+    if not isinstance(forward, types.FunctionType) or "forward" in module.__dict__ or _hooked(module) \
+            or _class_lookup(cls, "__call__") is not _MODULE_CALL or _wrapper_kind(module) is not None:
+        return None
+    return forward
 
 
 def _wrapper_kind(module):
@@ -366,9 +384,7 @@ class ModuleValue(Value):
         return forward, self
 
     def _hooked(self) -> bool:
-        d = self.module.__dict__
-        return any(d.get(name) for name in _HOOK_DICTS) or any(getattr(_module_impl, name, None)
-                                                               for name in _GLOBAL_HOOKS)
+        return _hooked(self.module)
 
     # -- containers (Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict) ------------------------
     def _table(self) -> str:
