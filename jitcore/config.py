@@ -13,7 +13,10 @@ import sys
 
 from jitcore.errors import InvalidArgumentError, JitError
 
-__all__ = ["Config", "config", "LOG_TOPICS", "parse_log", "check_backends_with", "refuse_environment"]
+__all__ = ["Config", "config", "LOG_TOPICS", "LOOP_BREAKS", "parse_log", "check_backends_with", "refuse_environment"]
+
+#: What `JITCORE_LOOP_BREAKS` / `config.loop_breaks` may be
+LOOP_BREAKS = ("native", "resume")
 
 #: What `JITCORE_LOG` / `config.log` may select; "all" selects every topic.
 LOG_TOPICS = ("recompiles", "breaks", "guards", "graphs", "fallbacks", "distributed")
@@ -70,6 +73,11 @@ class Config:
     #: backend of auto-enable: JITCORE_BACKEND when set, else "eager", which starts in milliseconds where
     #: inductor spends seconds per graph (a JITCORE=1 run is first of all a way to see what jitcore captures)
     autoenable_backend: str = "eager"
+    #: a graph break inside a loop (JITCORE_LOOP_BREAKS): "native" runs the frame holding the loop natively with
+    #: the functions it calls compiled, as torch.compile does (a torch.nn container of more than two user layers
+    #: resumes); "resume" resumes every such loop in graphs. Read when a frame is captured (Note [Breaks inside
+    #: loops], capture/loop_breaks.py)
+    loop_breaks: str = "native"
 
     def __setattr__(self, name, value):
         if name not in _FIELDS:
@@ -83,6 +91,9 @@ class Config:
             raise InvalidArgumentError(f"config.{name} must be True or False, got {value!r}")
         elif name in _BACKENDS:
             _check_backend(name, value)
+        elif name == "loop_breaks" and value not in LOOP_BREAKS:
+            raise InvalidArgumentError(f"config.loop_breaks must be one of {', '.join(map(repr, LOOP_BREAKS))}, "
+                                       f"got {value!r}")
         super().__setattr__(name, value)
 
     @classmethod
@@ -96,6 +107,8 @@ class Config:
         cfg.strict = _env_flag("JITCORE_STRICT", environ)
         cfg.debug_checks = _env_flag("JITCORE_DEBUG", environ)
         cfg.autoenable = _env_flag("JITCORE", environ)
+        if environ.get("JITCORE_LOOP_BREAKS"):
+            cfg.loop_breaks = environ["JITCORE_LOOP_BREAKS"].strip().lower()
         return cfg
 
 

@@ -59,3 +59,17 @@ def test_environment_values_are_checked_when_read():
     with pytest.raises(InvalidArgumentError, match="JITCORE_STRICT must be 0 or 1"):
         Config.from_environ({"JITCORE_STRICT": "maybe"})
     assert Config.from_environ({"JITCORE_STRICT": "1"}).strict is True
+
+
+@pytest.mark.parametrize("value", ["Native", "skip", None, True])
+def test_loop_breaks_takes_native_or_resume(value):
+    with pytest.raises(InvalidArgumentError, match="config.loop_breaks must be one of 'native', 'resume'"):
+        jit.config.loop_breaks = value
+    assert jit.config.loop_breaks == "native"
+
+
+def test_loop_breaks_is_read_from_the_environment():
+    assert Config.from_environ({"JITCORE_LOOP_BREAKS": "resume"}).loop_breaks == "resume"
+    assert Config.from_environ({}).loop_breaks == "native"
+    with pytest.raises(InvalidArgumentError, match="config.loop_breaks must be one of"):
+        Config.from_environ({"JITCORE_LOOP_BREAKS": "sometimes"})

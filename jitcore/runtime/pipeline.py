@@ -31,6 +31,7 @@ from jitcore.capture.resume_points import resume_point
 from jitcore.capture.sources import LocalSource
 from jitcore.capture.shapes import Relation
 from jitcore.codegen.transform import build_entry, graph_is_pure, graph_uses_rng
+from jitcore.config import config
 from jitcore.errors import GraphBreakError, JitError
 from jitcore.runtime.break_wiring import break_steps
 from jitcore.runtime.ddp_split import active_ddp, ddp_split
@@ -97,7 +98,8 @@ class CompilePipeline:
             return self._fault(GRAPH_MODULE, exc, args)
         if captured.break_point is not None and self.options.fullgraph:
             raise _fullgraph_error(captured.break_point.reason, self.code, self.name)
-        if captured.break_point is not None and runs_natively(captured.break_point, self._container(args)):
+        if captured.break_point is not None and config.loop_breaks == "native" \
+                and runs_natively(captured.break_point, self._container(args)):
             return self._loop_native(captured, args)
         timings = {"capture": captured.capture_seconds}
         compiled = None

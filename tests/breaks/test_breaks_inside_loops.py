@@ -228,3 +228,15 @@ def test_explain_says_the_frame_runs_natively_because_of_the_loop(capsys):
     assert "graph break inside a loop at" in brk.outcome
     assert "runs natively, the functions it calls are compiled" in brk.outcome
     assert len(report.graphs) == 1  # _pre's own frame
+
+
+def test_loop_breaks_resume_setting_resumes_the_loop_in_graphs(monkeypatch, capsys):
+    monkeypatch.setattr(jit.config, "loop_breaks", "resume")
+    counting = CountingBackend()
+    compiled = jit.compile(_print_in_loop, backend=counting)
+    x = torch.randn(4)
+    for _ in range(CALLS):
+        compare_printing(_print_in_loop, compiled, (x,), capsys)
+    # the graph before the loop and the loop's body between prints: f's own ops are in graphs
+    assert any("sin" in str(gm.code) for gm in counting.graphs)
+    assert any("relu" in str(gm.code) for gm in counting.graphs)

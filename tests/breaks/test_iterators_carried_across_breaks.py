@@ -12,6 +12,13 @@ from tests.breaks.helpers import assert_in_graphs, check_breaks
 from tests.support import CountingBackend, randn
 
 
+@pytest.fixture(autouse=True)
+def _loops_resume(monkeypatch):
+    """These tests check loops resumed in graphs (`config.loop_breaks = "resume"`); the default, which runs a
+    frame with a break inside a loop natively, is tested in tests/breaks/test_breaks_inside_loops.py."""
+    monkeypatch.setattr(jit.config, "loop_breaks", "resume")
+
+
 def step(x):
     """A graph break (a branch on a tensor's value, always taken) between two pieces of tensor work."""
     x = x * 1.5

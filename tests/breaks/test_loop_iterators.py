@@ -4,11 +4,19 @@ object, its remaining items (or a list's position) are read and guarded, and the
 real iterator is advanced after the graph, so a second reference to it sees Python's position. A loop that breaks
 on every iteration falls back to one item per resume (bounded entries)."""
 
+import pytest
 import torch
 
 import jitcore as jit
 from tests.breaks.helpers import check_breaks
 from tests.support import CountingBackend, check_registered_against_eager, randn
+
+
+@pytest.fixture(autouse=True)
+def _loops_resume(monkeypatch):
+    """These tests check loops resumed in graphs (`config.loop_breaks = "resume"`); the default, which runs a
+    frame with a break inside a loop natively, is tested in tests/breaks/test_breaks_inside_loops.py."""
+    monkeypatch.setattr(jit.config, "loop_breaks", "resume")
 
 
 class _Branch(torch.nn.Module):

@@ -6,11 +6,19 @@ iteration (the break may not turn the rest of the frame into plain Python). `_Gr
 counts how many times a marker op (torch.sigmoid) ran inside a compiled graph.
 """
 
+import pytest
 import torch
 
 import jitcore as jit
 from tests.breaks.helpers import check_breaks
 from tests.support import CountingBackend, randn
+
+
+@pytest.fixture(autouse=True)
+def _loops_resume(monkeypatch):
+    """These tests check loops resumed in graphs (`config.loop_breaks = "resume"`); the default, which runs a
+    frame with a break inside a loop natively, is tested in tests/breaks/test_breaks_inside_loops.py."""
+    monkeypatch.setattr(jit.config, "loop_breaks", "resume")
 
 
 def _gen(xs):
