@@ -240,3 +240,44 @@ def test_loop_breaks_resume_setting_resumes_the_loop_in_graphs(monkeypatch, caps
     # the graph before the loop and the loop's body between prints: f's own ops are in graphs
     assert any("sin" in str(gm.code) for gm in counting.graphs)
     assert any("relu" in str(gm.code) for gm in counting.graphs)
+
+
+def _break_before_the_loop(x):
+    x = x + 1
+    print("before")
+    for i in range(3):
+        x = _pre(x) - i
+        print(i)
+    return x
+
+
+def test_resume_function_whose_loop_breaks_runs_natively_with_callees_compiled(capsys):
+    x = torch.randn(4)
+    limit = _torch_graphs(_break_before_the_loop, x)
+    counting = CountingBackend()
+    compiled = jit.compile(_break_before_the_loop, backend=counting)
+    for _ in range(CALLS):
+        compare_printing(_break_before_the_loop, compiled, (x,), capsys)
+    # the graph before the first print, and _pre's own
+    assert counting.graph_count == 2 <= limit
+    assert any("cos" in str(gm.code) for gm in counting.graphs)
+
+
+def test_closure_frame_with_a_break_in_its_loop_reads_and_writes_its_cells(capsys):
+    scale = torch.tensor(2.0)
+    calls = []
+
+    def f(x):
+        nonlocal calls
+        for i in range(2):
+            x = _pre(x) * scale
+            calls = calls + [i]
+            print(i)
+        return x
+
+    counting = CountingBackend()
+    compiled = jit.compile(f, backend=counting)
+    x = torch.randn(3)
+    compare_printing(f, compiled, (x,), capsys)
+    assert calls == [0, 1, 0, 1]
+    assert counting.graph_count == 1
