@@ -184,3 +184,19 @@ def test_giving_up_past_the_limit_is_its_own_block():
     assert text.count("jitcore · cache limit  _tagged()") == 2
     assert "matched none of its 1 compiled" in text and "without trying them" in text
     _tidy(text, 80)
+
+
+def _prints_in_loop(x):
+    for i in range(2):
+        x = x * 2
+        print("turn", i)
+    return x
+
+
+def test_break_inside_a_loop_says_the_frame_runs_natively_and_its_callees_compile(monkeypatch, capsys):
+    monkeypatch.setattr(config, "log", "breaks")
+    text = _printed(200, lambda: jit.compile(_prints_in_loop, backend="eager")(torch.ones(2)))
+    line = line_of(_prints_in_loop, 'print("turn", i)')
+    said = " ".join(text.split())
+    assert "then graph break inside a loop at " in said
+    assert f"{_THIS_FILE}:{line}: _prints_in_loop() runs natively, the functions it calls are compiled" in said
