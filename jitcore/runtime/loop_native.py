@@ -14,6 +14,7 @@ import weakref
 
 import torch
 
+from jitcore import events
 from jitcore.capture.continuation import has_compiled_copy
 from jitcore.capture.frame import arg_names
 from jitcore.capture.resume_points import resume_point
@@ -68,7 +69,13 @@ class CalleeHook:
         if found is None:
             compiles = has_compiled_copy(fn) and fn.__code__ not in self.made_inside \
                 and not any(const is FALLTHROUGH for const in fn.__code__.co_consts)  # already has a prologue
-            found = compiled_callee(fn, self.options, shared) if compiles else fn
+            found = fn
+            if compiles:
+                try:
+                    found = compiled_callee(fn, self.options, shared)
+                except Exception as exc:  # jitcore's fault, never the program's: the callee runs as it is
+                    events.emit("fallbacks", f"no compiled copy of {fn.__qualname__} ({type(exc).__name__}: {exc}); "
+                                "it runs natively", key=("loop callee", fn.__code__), code=fn.__code__, error=exc)
             copies[fn] = found
         return found
 

@@ -281,3 +281,18 @@ def test_closure_frame_with_a_break_in_its_loop_reads_and_writes_its_cells(capsy
     compare_printing(f, compiled, (x,), capsys)
     assert calls == [0, 1, 0, 1]
     assert counting.graph_count == 1
+
+
+def test_a_callee_whose_copy_cannot_be_made_runs_as_it_is(monkeypatch, capsys):
+    from jitcore.runtime import loop_native
+
+    def broken(fn, options, shared=()):
+        raise RuntimeError("no copy")
+
+    monkeypatch.setattr(loop_native, "compiled_callee", broken)
+    counting = CountingBackend()
+    compiled = jit.compile(_print_in_loop, backend=counting)
+    x = torch.randn(4)
+    for _ in range(2):
+        compare_printing(_print_in_loop, compiled, (x,), capsys)
+    assert counting.graph_count == 0
