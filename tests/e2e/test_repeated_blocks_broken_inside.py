@@ -115,6 +115,15 @@ def test_self_unread_before_the_break_is_shared_by_structure():
     assert found["EarlyBreak.forward"] == [1, 1], found
 
 
+@pytest.fixture
+def loops_resume(monkeypatch):
+    """The loop over the blocks resumes in graphs, where the break's callee is decided with what capture knows
+    (Note [Sharing follows the arguments]); a loop run natively (the default, Note [Breaks inside loops]) cannot
+    tell whether a twin follows, so it shares a module's forward by structure from the start."""
+    monkeypatch.setattr(jit.config, "loop_breaks", "resume")
+
+
+@pytest.mark.usefixtures("loops_resume")
 def test_module_called_alone_is_guarded_by_identity():
     # no twin beside it: the callee copy starts by identity, its module state batched and pinned
     jit.reset()
@@ -273,6 +282,7 @@ def test_receiver_handed_through_wrappers_is_shared_from_the_first_call(grad):
         assert all(count == 1 for count in found[code]), (code, found)
 
 
+@pytest.mark.usefixtures("loops_resume")
 def test_module_passed_as_an_argument_beside_a_twin_is_shared():
     class Apply(nn.Module):
         def __init__(self, n):
