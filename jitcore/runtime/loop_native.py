@@ -18,7 +18,7 @@ from jitcore import events
 from jitcore.capture.continuation import has_compiled_copy
 from jitcore.capture.frame import arg_names
 from jitcore.capture.resume_points import resume_point
-from jitcore.capture.values.module import plain_forward
+from jitcore.capture.values.module import own_call, plain_forward
 from jitcore.codegen.native_calls import calls_through
 from jitcore.codegen.resume import resume_code
 from jitcore.runtime.prologue import FALLTHROUGH
@@ -56,9 +56,13 @@ class CalleeHook:
             copy = self._copy(fn) if type(fn) is _FUNCTION else fn
             return callee if copy is fn else _METHOD(copy, callee.__self__)
         if isinstance(callee, _MODULE):
-            forward = plain_forward(callee)
-            if forward is None or torch._C._get_tracing_state() is not None:
-                return callee  # hooks (or a jit trace) run through the module's own __call__
+            if torch._C._get_tracing_state() is not None:
+                return callee  # a jit trace records the module's own __call__
+            # a class's own __call__ (its super().__call__ comes back to forward) is compiled like forward: as a
+            # function of the module, shared by structure
+            forward = plain_forward(callee) or own_call(callee)
+            if forward is None:
+                return callee  # hooks run through nn.Module's __call__
             copy = self._copy(forward, self.forwards, _receiver_path(forward.__code__))
             return callee if copy is forward else _METHOD(copy, callee)
         return callee

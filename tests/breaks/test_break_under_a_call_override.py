@@ -86,8 +86,10 @@ def test_repeated_overriding_blocks_share_entries_and_match_eager():
         for seed in range(3):
             x = randn(6, 8, seed=seed)
             torch.testing.assert_close(compiled(x), model(x))
-    # the norms, and each block's forward before and after the break: the three blocks share their entries
-    assert graph_ops(counting) >= 2 + 4 + 3
+    # the break lies inside Stack.forward's loop, so that frame runs natively (Note [Breaks inside loops]) and
+    # each block's call runs its override's compiled copy: forward before and after the break, the three blocks
+    # sharing their entries (the norms are torch's own modules, run as they are, as under torch.compile)
+    assert graph_ops(counting) >= 4 + 3
     assert counting.graph_count <= 6
     _, ops = torch_compile_counts(Stack().eval(), randn(6, 8))
     assert graph_ops(counting) >= ops

@@ -79,6 +79,16 @@ def plain_forward(module):
     return forward
 
 
+def own_call(module):
+    """The `__call__` the module's class defines itself (transformers' GradientCheckpointingLayer), where it is a
+    plain function and the module is no distributed wrapper, else None: a call of such a module may run that
+    function's compiled copy, whose `super().__call__` reaches forward (`ModuleValue.bound_callee`)."""
+    call = _class_lookup(type(module), "__call__")
+    if call is _MODULE_CALL or not isinstance(call, types.FunctionType) or _wrapper_kind(module) is not None:
+        return None
+    return call
+
+
 def _wrapper_kind(module):
     """DDP_CALL / FSDP_CALL for a module whose own call must run natively (Note [Distributed modules]), else None."""
     if isinstance(module, torch.nn.parallel.DistributedDataParallel):
