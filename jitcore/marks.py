@@ -15,9 +15,12 @@ __all__ = ["mark_disabled", "is_disabled", "is_marked_disabled", "disabled_by_to
            "maybe_mark_dynamic", "mark_static"]
 
 _DISABLED_ATTR = "__jitcore_disabled__"
-#: functions that take no attribute (builtins, bound methods of C types): id -> the object, kept alive
+#: an identity key without the audited `id()`: Note [Identity keys without id()] (guards/identity.py), not
+#: imported from there so that this module stays a leaf
+_address = object.__hash__
+#: functions that take no attribute (builtins, bound methods of C types): _address -> the object, kept alive
 _disabled_ids: dict = {}
-#: functions marked with jit.allow_in_graph: id -> the function
+#: functions marked with jit.allow_in_graph: _address -> the function
 _allowed: dict = {}
 #: marks set so far, so that what capture learnt from the marks can tell they changed (`generation`)
 _marks_set = 0
@@ -35,7 +38,7 @@ def mark_disabled(fn) -> None:
     try:
         setattr(target, _DISABLED_ATTR, True)
     except (AttributeError, TypeError):
-        _disabled_ids[id(target)] = target
+        _disabled_ids[_address(target)] = target
 
 
 def is_disabled(fn) -> bool:
@@ -46,7 +49,7 @@ def is_disabled(fn) -> bool:
 def is_marked_disabled(fn) -> bool:
     """Marked with jit.disable."""
     target = getattr(fn, "__func__", fn)
-    return getattr(target, _DISABLED_ATTR, False) is True or id(target) in _disabled_ids
+    return getattr(target, _DISABLED_ATTR, False) is True or _address(target) in _disabled_ids
 
 
 def disabled_by_torch(fn) -> bool:
@@ -56,6 +59,12 @@ def disabled_by_torch(fn) -> bool:
     target = getattr(fn, "__func__", fn)
     if getattr(target, "_torchdynamo_disable", False) is True:
         return True
+    # the wrappers are defined in two torch modules: only a function of theirs can run one's code. Reading
+    # `__globals__` raises no audit event, reading `__code__` does (Note [Audited reads], function_words.py), and
+    # capture asks this of every function it meets
+    fn_globals = getattr(target, "__globals__", None)
+    if type(fn_globals) is not dict or fn_globals.get("__name__") not in _TORCH_DISABLE_MODULES:
+        return False
     code = getattr(target, "__code__", None)
     return code is not None and (code.co_filename, code.co_qualname) in TORCH_DISABLE_WRAPPERS
 
@@ -70,16 +79,18 @@ def _torch_disable_wrappers() -> frozenset:
 
 #: the code locations of torch's disable wrappers: a frame running one runs a region torch keeps uncompiled
 TORCH_DISABLE_WRAPPERS = _torch_disable_wrappers()
+#: the modules those wrappers are defined in
+_TORCH_DISABLE_MODULES = frozenset({"torch._compile", "torch._dynamo.eval_frame"})
 
 
 def allow_in_graph(fn) -> None:
     global _marks_set
     _marks_set += 1
-    _allowed[id(fn)] = fn
+    _allowed[_address(fn)] = fn
 
 
 def is_allowed_in_graph(fn) -> bool:
-    return _allowed.get(id(fn)) is fn
+    return _allowed.get(_address(fn)) is fn
 
 
 def is_compiling() -> bool:

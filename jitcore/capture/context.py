@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import torch
 
-from jitcore.guards import ABSENT, DistinctObjects, LengthMatch, NamespaceEntryMatch, SameObject
+from jitcore.guards import ABSENT, DistinctObjects, FunctionMatch, LengthMatch, NamespaceEntryMatch, SameObject
 from jitcore.capture.graph import GraphBuilder
 from jitcore.capture.side_effects import SideEffects
 from jitcore.capture.sources import ModuleGlobalSource
 from jitcore.capture.values.call_rules import RuleAnswers
+from jitcore.guards.identity import address
 
 __all__ = ["CaptureContext"]
 
@@ -56,18 +57,20 @@ class CaptureContext:
         #: (source, check) in the order facts were relied on
         self.guards: list = []
         self._guard_keys: set = set()
-        #: name-resolution facts already guarded (Note [Lookups guarded once]): (id(namespace or class), name,
-        #: id(after)) -> the objects those ids are of, kept alive so that no id is reused meanwhile
+        #: name-resolution facts already guarded (Note [Lookups guarded once]): (address(namespace or class), name,
+        #: address(after)) -> the objects those are of, kept alive so that no address is reused meanwhile. Every
+        #: identity key below is `address()`, not `id()`: Note [Identity keys without id()] (guards/identity.py)
         self._lookups_guarded: dict = {}
         #: source -> Value, so a source wraps once
         self.wrapped: dict = {}
-        #: id -> (object, Value, first source) for mutable objects read from sources: one object reached from two
+        #: address -> (object, Value, first source) for mutable objects read from sources: one object reached from two
         #: sources (`f(x, l, l)`) is one value, guarded `b is a`
         self.by_identity: dict = {}
-        #: id(closure cell) -> (cell, its RootCell, the source of the cell object or None): one value per cell
+        #: address(closure cell) -> (cell, its RootCell, the source of the cell object or None): one value per cell
         #: (values/cells.root_cell)
         self.root_cells: dict = {}
-        #: id(object made at capture time) -> (object, value): Note [Classes made inside] (values/class_statement.py)
+        #: address(object made at capture time) -> (object, value): Note [Classes made inside]
+        #: (values/class_statement.py)
         self.standins: dict = {}
         #: ids of the containers being wrapped right now, so a container that holds itself wraps in finite time
         self.wrapping: set = set()
@@ -139,10 +142,10 @@ class CaptureContext:
     def standin(self, obj, value) -> None:
         """`obj`, made while capturing, stands for `value` (made again by every call): the trace reads its
         functions as the value's, and the entry rebuilds the value wherever it would embed `obj`."""
-        self.standins[id(obj)] = (obj, value)
+        self.standins[address(obj)] = (obj, value)
 
     def standin_value(self, obj):
-        found = self.standins.get(id(obj))
+        found = self.standins.get(address(obj))
         return found[1] if found is not None and found[0] is obj else None
 
     def guard(self, source, check) -> None:
@@ -206,10 +209,20 @@ class CaptureContext:
                 return
             self.guard(None, NamespaceEntryMatch(table, name, ABSENT, label=label, owner=klass))
 
+    def guard_function(self, fn, body_of) -> None:
+        """A function inlined without a source still has the code and defaults it was traced with (FunctionMatch).
+        Made once per function per capture, as a lookup's guards are (Note [Lookups guarded once]): the real
+        function does not change while capturing (the traced code's writes are replayed after the graph), so a
+        second FunctionMatch would be the same check; making one reads `__code__` and `__defaults__`, which are
+        audited (Note [Audited reads], guards/function_words.py)."""
+        if self._guarded_once(fn, "__code__", None):
+            return
+        self.guard(None, FunctionMatch(fn, body_of=body_of))
+
     def _guarded_once(self, owner, name: str, after) -> bool:
         """Whether this lookup's guards were recorded already in this capture (then nothing to do); records it.
         Note [Lookups guarded once]."""
-        key = (id(owner), name, id(after))
+        key = (address(owner), name, address(after))
         seen = self._lookups_guarded.get(key)
         if seen is not None and seen[0] is owner and seen[1] is after:
             return True

@@ -18,7 +18,7 @@ import sys
 import types
 import weakref
 
-from jitcore.guards import CodeMatch, EqualsMatch, FunctionMatch, IdMatch, LengthMatch, TypeMatch, immutable_constant
+from jitcore.guards import CodeMatch, EqualsMatch, IdMatch, LengthMatch, TypeMatch, immutable_constant
 from jitcore.guards.tree import Held
 from jitcore.config import config
 from jitcore.marks import is_disabled
@@ -541,7 +541,7 @@ class FrameState:
         elif isinstance(fn, types.FunctionType) and not is_trusted_module(fn.__module__):
             # found without a source (a method in a class dict, a property's getter): the function object is
             # guarded where it was found; its code and defaults here
-            self.ctx.guard(None, FunctionMatch(fn, body_of=unwrapped))
+            self.ctx.guard_function(fn, unwrapped)
         # a function intercepted in place runs its own body behind the dispatcher: inline that body
         code = unwrapped(code)
         defaults = self._wrap_defaults(fn, fn_source)

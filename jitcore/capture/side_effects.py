@@ -14,6 +14,8 @@ threads between bytecodes): its writes to other keys survive, and no key is ever
 """
 from __future__ import annotations
 
+from jitcore.guards.identity import address
+
 __all__ = ["SideEffects", "DELETED"]
 
 
@@ -33,15 +35,15 @@ class SideEffects:
     def __init__(self):
         #: key -> (kind, target, name), in the order of first mutation
         self._records: dict = {}
-        #: (id(obj), name) -> value assigned to obj.name while tracing
+        #: (address(obj), name) -> value assigned to obj.name while tracing
         self._attrs: dict = {}
         #: objects whose attributes are overlaid, kept alive while tracing so ids stay unique
         self._owners: dict = {}
         #: source -> value assigned to it (globals, closure cells)
         self._sources: dict = {}
-        #: id(container value) -> its contents at the first mutation (Note [Write-back is a delta])
+        #: address(container value) -> its contents at the first mutation (Note [Write-back is a delta])
         self._initial: dict = {}
-        #: (id(module), name) -> persistent, for buffers registered while tracing
+        #: (address(module), name) -> persistent, for buffers registered while tracing
         self._buffers: dict = {}
         #: every write recorded, the first and the later ones (a traced body tells that it wrote nothing)
         self.writes = 0
@@ -57,36 +59,36 @@ class SideEffects:
     def container_mutated(self, value) -> None:
         """A list/dict/set value that came from a source changed its contents."""
         self.writes += 1
-        if ("container", id(value)) not in self._records:
-            self._initial[id(value)] = value.snapshot()
-            self._records[("container", id(value))] = ("container", value, None)
+        if ("container", address(value)) not in self._records:
+            self._initial[address(value)] = value.snapshot()
+            self._records[("container", address(value))] = ("container", value, None)
 
     def is_mutated(self, value) -> bool:
         """A container value that came from a source has been changed in this call."""
-        return ("container", id(value)) in self._records
+        return ("container", address(value)) in self._records
 
     def realized(self, value, items) -> None:
         """A lazily read list mutated before its items were read has them now: `items` are its initial ones."""
-        if self._initial.get(id(value), ()) is None:
-            self._initial[id(value)] = list(items)
+        if self._initial.get(address(value), ()) is None:
+            self._initial[address(value)] = list(items)
 
     def store_attr(self, owner, obj, name: str, value) -> None:
         """owner (a value with a source, standing for obj) gets obj.name = value."""
         self.writes += 1
-        self._owners[id(obj)] = obj
-        self._attrs[(id(obj), name)] = value
-        self._records.setdefault(("attr", id(obj), name), ("attr", owner, name))
+        self._owners[address(obj)] = obj
+        self._attrs[(address(obj), name)] = value
+        self._records.setdefault(("attr", address(obj), name), ("attr", owner, name))
 
     def register_buffer(self, owner, module, name: str, value, persistent: bool) -> None:
         """`module.register_buffer(name, value, persistent)` for a name the module lacks: reads of module.name see
         value (or what is assigned to it later), and the replay registers the final value as a buffer."""
         self.store_attr(owner, module, name, value)
-        self._records[("attr", id(module), name)] = ("buffer", owner, name)
-        self._buffers[(id(module), name)] = persistent
+        self._records[("attr", address(module), name)] = ("buffer", owner, name)
+        self._buffers[(address(module), name)] = persistent
 
     def is_buffer(self, module, name: str) -> bool:
         """Whether module.name was registered as a buffer while tracing."""
-        return (id(module), name) in self._buffers
+        return (address(module), name) in self._buffers
 
     def delete_attr(self, owner, obj, name: str) -> None:
         """`del obj.name` on an object whose attributes live in its __dict__."""
@@ -94,18 +96,18 @@ class SideEffects:
 
     def load_attr(self, obj, name: str):
         """The value assigned to obj.name while tracing, DELETED after a `del`, or None."""
-        return self._attrs.get((id(obj), name))
+        return self._attrs.get((address(obj), name))
 
     def forget_attrs(self, obj) -> None:
         """obj's attribute writes now live in its __dict__'s value (read by `vars(o)` / `o.__dict__`), whose delta
         replays them: replaying them again as attribute writes would undo deletes made through the dict."""
-        for key in [key for key in self._attrs if key[0] == id(obj)]:
+        for key in [key for key in self._attrs if key[0] == address(obj)]:
             del self._attrs[key]
-            del self._records[("attr", id(obj), key[1])]
+            del self._records[("attr", address(obj), key[1])]
 
     def attr_names(self, obj) -> list:
         """The names of obj's attributes written or deleted while tracing."""
-        return [name for (owner, name) in self._attrs if owner == id(obj)]
+        return [name for (owner, name) in self._attrs if owner == address(obj)]
 
     def store_source(self, source, value) -> None:
         """An assignable source (a global, a closure cell's contents) gets value."""
@@ -126,7 +128,7 @@ class SideEffects:
         if kind == "container":
             return target
         if kind in ("attr", "buffer"):
-            return self._attrs[(id(target.identity()), name)]
+            return self._attrs[(address(target.identity()), name)]
         return self._sources[target]
 
     def values(self) -> list:
@@ -141,14 +143,14 @@ class SideEffects:
         for index, (kind, target, name) in enumerate(self._records.values()):
             temp = f"___se{index}"
             if kind == "container":
-                initial = self._initial[id(target)]
+                initial = self._initial[address(target)]
                 computed.append(f"{temp} = {target.changed_items(codegen, initial)}")
                 order = first if target.replay_first else last if target.replay_last else writes
                 order.append(target.replay(codegen, temp, initial))
             elif kind == "buffer":
                 final = self._final(kind, target, name)
                 if final is not DELETED:  # registered and deleted in the call: never there
-                    persistent = self._buffers[(id(target.identity()), name)]
+                    persistent = self._buffers[(address(target.identity()), name)]
                     computed.append(f"{temp} = {codegen.load(final)}")
                     writes.append(f"{target.source.emit(codegen)}.register_buffer({name!r}, {temp}, "
                                   f"persistent={persistent!r})")

@@ -16,6 +16,7 @@ import torch
 
 from jitcore.capture.values.base import Value
 from jitcore.capture.write_order import METADATA_MUTATIONS, SNAPSHOT_LIMIT
+from jitcore.guards.identity import address
 
 __all__ = ["EntryCodegen", "InputSnapshot", "build_entry", "graph_is_pure", "graph_uses_rng", "mutated_inputs",
            "RngState", "safe_names"]
@@ -77,7 +78,7 @@ class EntryCodegen:
         return self.constant_object(value, "k")
 
     def constant_object(self, value, hint: str) -> str:
-        standin = self.standins.get(id(value))
+        standin = self.standins.get(address(value))
         if standin is not None and standin[0] is value:
             # Note [Classes made inside] (capture/values/class_statement.py): made again by every call
             return self.load(standin[1])

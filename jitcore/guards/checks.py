@@ -18,6 +18,7 @@ import torch
 
 from jitcore.guards.function_words import code_defaults_view, expected_words
 from jitcore.guards.render import Namespace, constant_source, distinct_type_names, literal, short_repr, type_name
+from jitcore.guards.identity import address
 
 __all__ = [
     "ABSENT",
@@ -136,7 +137,7 @@ class IdMatch(Check):
     cost = 2
 
     def __init__(self, obj: object) -> None:
-        self._id = id(obj)
+        self._id = address(obj)
         self._text = short_repr(obj)
         try:
             self._ref = weakref.ref(obj)
@@ -173,7 +174,7 @@ class IdMatch(Check):
         # Never the object or the weakref itself: comparing or hashing those runs the user's __eq__/__hash__.
         # weakref.ref(obj) without a callback is one shared object per referent, and we hold it, so its id
         # tells a dead object from a new one that reused the same id.
-        return (self._id, None if self._ref is None else id(self._ref))
+        return (self._id, None if self._ref is None else address(self._ref))
 
 
 # Types whose values compare by value with no user code involved; EqualsMatch dedupes them by value.
@@ -234,7 +235,7 @@ def _value_key(value: object) -> object:
         return (kind, tuple(_value_key(item) for item in value))
     if kind in _PLAIN_CONSTANT_TYPES:
         return (kind, value)
-    return (kind, "id", id(value))
+    return (kind, "id", address(value))
 
 
 class EqualsMatch(Check):
@@ -599,10 +600,10 @@ class NamespaceEntryMatch(Check):
                  owner: object = None) -> None:
         self.namespace = namespace
         # a class's __dict__ is a new proxy on every read: checks on one class compare equal through its owner
-        self._owner_id = id(namespace if owner is None else owner)
+        self._owner_id = address(namespace if owner is None else owner)
         self.key = key
         self.label = label or key
-        self._id = None if expected is ABSENT else id(expected)
+        self._id = None if expected is ABSENT else address(expected)
         self._text = short_repr(expected)
         self._ref = self._strong = None
         if expected is not ABSENT:
@@ -649,7 +650,7 @@ class NamespaceEntryMatch(Check):
         return f"NamespaceEntryMatch({self.label}: {'absent' if self.expects_absent else self._text})"
 
     def _key(self) -> tuple:
-        return (self._owner_id, self.key, self._id, None if self._ref is None else id(self._ref))
+        return (self._owner_id, self.key, self._id, None if self._ref is None else address(self._ref))
 
 
 class Relation(Check):
@@ -796,7 +797,7 @@ class FunctionMatch(Check):
         return f"FunctionMatch({self.label})"
 
     def _key(self) -> tuple:
-        return (id(self._ref), id(self.code), id(self.defaults), id(self.body_of))
+        return (address(self._ref), address(self.code), address(self.defaults), address(self.body_of))
 
 
 class CodeMatch(Check):
@@ -828,7 +829,7 @@ class CodeMatch(Check):
         return f"CodeMatch({self.code.co_qualname})"
 
     def _key(self) -> tuple:
-        return (id(self.code), id(self.body_of))
+        return (address(self.code), address(self.body_of))
 
 
 class InstanceDictAbsent(Check):
@@ -867,7 +868,7 @@ class InstanceDictAbsent(Check):
         return f"InstanceDictAbsent({self.label})"
 
     def _key(self) -> tuple:
-        return (id(self._ref), self.key)
+        return (address(self._ref), self.key)
 
 
 class ProbeMatch(Check):
@@ -908,4 +909,4 @@ class ProbeMatch(Check):
         return f"ProbeMatch({self.label} == {short_repr(self.expected)})"
 
     def _key(self) -> tuple:
-        return (id(self.probe), tuple(_value_key(arg) for arg in self.args), _value_key(self.expected))
+        return (address(self.probe), tuple(_value_key(arg) for arg in self.args), _value_key(self.expected))

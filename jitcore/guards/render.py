@@ -12,6 +12,8 @@ import types
 
 import torch
 
+from jitcore.guards.identity import address
+
 __all__ = ["Namespace", "constant_source", "distinct_type_names", "literal", "short_repr", "type_name"]
 
 
@@ -30,11 +32,11 @@ class Namespace(dict):
 
     def constant(self, value: object, hint: str = "c") -> str:
         """Bind `value` under a fresh name (or the name it already has) and return that name."""
-        name = self._names_by_id.get(id(value))
+        name = self._names_by_id.get(address(value))
         if name is None:
             name = self._fresh(hint)
             self[name] = value
-            self._names_by_id[id(value)] = name
+            self._names_by_id[address(value)] = name
         return name
 
     def temp(self, hint: str = "t") -> str:

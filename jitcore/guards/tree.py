@@ -13,6 +13,7 @@ from jitcore.guards.arrays import array_tensor
 from jitcore.guards.checks import Check, Relation
 from jitcore.guards.context_vars import current_value
 from jitcore.guards.iterators import iterator_state, remaining_items
+from jitcore.guards.identity import address
 
 __all__ = ["CHILD_STEPS", "ROOT_STEPS", "GuardNode", "Held", "GuardTree", "count_checks", "default_user_name", "read_step"]
 
@@ -57,7 +58,7 @@ class Held:
         self.obj = obj
 
     def __hash__(self) -> int:
-        return id(self.obj)
+        return address(self.obj)
 
     def __eq__(self, other: object) -> bool:
         return type(other) is Held and other.obj is self.obj

@@ -16,6 +16,7 @@ from jitcore import guards
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.shapes import guard_tree_of
 from jitcore.runtime.guard_batch import batch_module_guards, source_reader
+from jitcore.guards.identity import address
 from jitcore.runtime.prologue import FALLTHROUGH
 from jitcore.runtime.stats import STATS
 
@@ -97,7 +98,7 @@ def _release_with(owners, run) -> None:
     if not owners:
         return
     ref = weakref.ref(run)
-    for owner in {id(o): o for o in owners}.values():
+    for owner in {address(o): o for o in owners}.values():
         weakref.finalize(owner, _drop_pinned, ref)
 
 

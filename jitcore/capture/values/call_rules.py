@@ -23,6 +23,7 @@ from typing import Callable, NamedTuple
 
 from jitcore.capture.breaks import GraphBreak
 from jitcore.capture.values.tensor import graph_call
+from jitcore.guards.identity import address
 from jitcore.marks import generation as marks_generation, is_allowed_in_graph, is_marked_disabled
 
 __all__ = ["Meaning", "CallRule", "RuleAnswers", "rules_for", "first_rule", "call", "register_callable", "register_type",
@@ -157,9 +158,9 @@ class RuleAnswers:
         if generation != self._generation:
             self._found.clear()
             self._generation = generation
-        found = self._found.get(id(fn))
+        found = self._found.get(address(fn))
         if found is None or found.fn is not fn:
-            found = self._found[id(fn)] = _Found(fn)
+            found = self._found[address(fn)] = _Found(fn)
         return found.replay()
 
 

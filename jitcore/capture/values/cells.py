@@ -13,6 +13,7 @@ from jitcore.capture.sources import CellObjectSource
 from jitcore.capture.values.base import Value
 from jitcore.capture.values.constant import CONSTANT_TYPES
 from jitcore.capture.values.wrapping import wrap
+from jitcore.guards.identity import address
 
 __all__ = ["CellBox", "RootCell", "root_cell"]
 
@@ -112,7 +113,7 @@ def root_cell(ctx, cell, contents_source, cell_source):
     cells], codegen/resume.py), and a write through one must be read through the other. `cell_source` reaches
     the cell object itself (None for a cell the guards hold); the cells so shared are guarded the same object,
     the others distinct."""
-    seen = ctx.root_cells.get(id(cell))
+    seen = ctx.root_cells.get(address(cell))
     if seen is not None and seen[0] is cell:
         first = seen[2]
         if cell_source is not None and first is not None:
@@ -121,7 +122,7 @@ def root_cell(ctx, cell, contents_source, cell_source):
             ctx.guard(cell_source or first, IdMatch(cell))
         return seen[1]
     value = RootCell(cell, contents_source, cell_source)
-    ctx.root_cells[id(cell)] = (cell, value, cell_source)
+    ctx.root_cells[address(cell)] = (cell, value, cell_source)
     if cell_source is not None:
         ctx.guard_distinct(cell_source)
     return value

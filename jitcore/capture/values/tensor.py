@@ -24,6 +24,7 @@ from jitcore.capture.values.wrapping import wrap
 from jitcore.capture.values.sequence import TupleValue, ListValue
 from jitcore.capture.values.symint import SizeBoolValue, SizeValue
 from jitcore.capture.values.function_modes import dispatch, operator_func, property_getter
+from jitcore.guards.identity import address
 
 __all__ = ["TensorValue", "OWNED_METHODS", "graph_call", "graph_call_side_effect", "wrap_fake_result"]
 
@@ -409,7 +410,7 @@ def graph_call(state, op: str, target, args: list, kwargs: dict) -> Value:
             return SizeValue(fake, state.ctx, lambda: graph.create_node(op, target, fx_a, fx_k, fake))
         return metadata_value(state, None, fake, getattr(target, "__name__", str(target)), "", ())
     node = graph.create_node(op, target, tuple(fx_args(state, args)), fx_args(state, kwargs), fake)
-    inputs = {id(v.fake): v for v in [*args, *kwargs.values()] if v.is_tensor()}
+    inputs = {address(v.fake): v for v in [*args, *kwargs.values()] if v.is_tensor()}
     return wrap_fake_result(state, node, fake, inputs)
 
 
@@ -452,7 +453,7 @@ def wrap_fake_result(state, node, fake, inputs: dict) -> Value:
     if node.meta.get("unbacked_bindings"):
         state.graph.note_unbacked(node, state.origin(), state.location())
     if isinstance(fake, torch.Tensor):
-        same = inputs.get(id(fake))
+        same = inputs.get(address(fake))
         return same if same is not None else TensorValue(node, fake)
     if isinstance(fake, (tuple, list)):
         items = []

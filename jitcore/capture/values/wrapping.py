@@ -2,9 +2,11 @@
 
 This module sits low in the package so that every kind module imports `wrap` at its top. It holds the dispatch
 tables only; values/__init__.py, which imports every kind, fills them with `install()` (exact types, predicates with
-explicit priorities, the fallback for everything else). Imports nothing of jitcore.
+explicit priorities, the fallback for everything else). Imports nothing of jitcore but `jitcore.guards.identity`.
 """
 from __future__ import annotations
+
+from jitcore.guards.identity import address
 
 __all__ = ["wrap", "install", "reserve", "reserved_value"]
 
@@ -48,7 +50,7 @@ def wrap(state, value, source):
     kind = _IDENTITY_KIND[0](wrapper, source, state.ctx) if source is not None else None
     reserved = False
     if kind is not None:
-        seen = state.ctx.by_identity.get(id(value))
+        seen = state.ctx.by_identity.get(address(value))
         if seen is not None and seen[0] is value:
             # one object reached from two sources (`f(x, l, l)`, a tensor passed twice): one value, guarded `is`
             if seen[2] != source:
@@ -61,7 +63,7 @@ def wrap(state, value, source):
     if source is not None:
         state.ctx.wrapped[source] = result
     if kind is not None:
-        state.ctx.by_identity[id(value)] = (value, result, source)
+        state.ctx.by_identity[address(value)] = (value, result, source)
         if kind == "distinct" and not reserved:
             state.ctx.guard_distinct(source)
     return result
@@ -74,18 +76,18 @@ def reserve(state, value, source) -> None:
     if source in state.ctx.wrapped:
         return
     kind = _IDENTITY_KIND[0](_wrapper_of(value), source, state.ctx)
-    seen = state.ctx.by_identity.get(id(value))
+    seen = state.ctx.by_identity.get(address(value))
     if seen is not None and seen[0] is value:
         if seen[2] != source:
             state.ctx.guard_same(seen[2], source)
         return
     if kind is not None:
-        state.ctx.by_identity[id(value)] = (value, None, source)
+        state.ctx.by_identity[address(value)] = (value, None, source)
         if kind == "distinct":
             state.ctx.guard_distinct(source)
 
 
 def reserved_value(ctx, value):
     """The value wrap() made for `value` in this capture (`ctx`), or None (not wrapped, or only reserved)."""
-    seen = ctx.by_identity.get(id(value))
+    seen = ctx.by_identity.get(address(value))
     return seen[1] if seen is not None and seen[0] is value else None
