@@ -16,13 +16,13 @@ import inspect
 import linecache
 import sys
 import types
-import weakref
 
 from jitcore.guards import CodeMatch, EqualsMatch, IdMatch, LengthMatch, TypeMatch, immutable_constant
 from jitcore.guards.tree import Held
 from jitcore.config import config
 from jitcore.marks import is_disabled
 from jitcore.capture.breaks import GraphBreak
+from jitcore.capture.code_cache import CodeCache
 from jitcore.capture.code_reader import read_instructions
 from jitcore.capture.opcodes import HANDLERS, UNSUPPORTED
 from jitcore.capture.prologues import unwrapped
@@ -46,12 +46,13 @@ from jitcore.capture.values.function_modes import relocate
 __all__ = ["FrameState", "CaptureInternalError", "StopCapture", "instructions_of", "exception_table",
            "exception_handler", "clear_code_caches"]
 
-#: code -> (instructions without CACHE entries, offset -> index); weak, so a dropped function frees its entry
-_INSTRUCTIONS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+#: code -> (instructions without CACHE entries, offset -> index); by identity and weak in the code (CodeCache: a
+#: lookup that hashes a code object costs ~10 us), so a dropped function frees its entry
+_INSTRUCTIONS = CodeCache()
 #: code -> its exception-table entries
-_EXCEPTION_TABLES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_EXCEPTION_TABLES = CodeCache()
 #: code -> per instruction, what the loop needs to step it (_plans_of)
-_PLANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_PLANS = CodeCache()
 
 
 class StopCapture(Exception):

@@ -8,12 +8,13 @@ Entry points: `wraps(prologue, original)` for the runtime, `unwrapped(code)` for
 """
 from __future__ import annotations
 
-import weakref
+from jitcore.capture.code_cache import CodeCache
 
 __all__ = ["wraps", "unwrapped"]
 
-#: prologue code -> the code it wraps; an entry lives as long as its prologue
-_WRAPPED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+#: prologue code -> the code it wraps; an entry lives as long as its prologue. By identity (CodeCache): capture
+#: asks this of every function it inlines
+_WRAPPED = CodeCache()
 
 
 def wraps(prologue, original) -> None:
