@@ -8,6 +8,7 @@ The short zoo is `--small`: 10 small models of timm, torchvision and Hugging Fac
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 
 import pytest
@@ -210,3 +211,17 @@ def test_steady_tool_prints_one_row_per_model_with_both_compilers_graphs(capsys)
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     assert cells[1] == "1/1" and all(float(cell) > 0 for cell in cells[2:])
     assert "geomean jitcore/torch.compile steady" in out
+
+
+def test_first_call_tool_captures_from_scratch_in_every_round(capsys, tmp_path):
+    # the last round's backends received one graph each: every round compiled afresh, none found a cached entry
+    from tools import bench_first_call
+    table = tmp_path / "first.json"
+    assert bench_first_call.main(["--only", "timm/test_resnet", "--rounds", "2", "--json", str(table)]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| `timm/test_resnet`"))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    assert cells[1] == "1/1" and all(float(cell) > 0 for cell in cells[2:])
+    assert "geomean jitcore/torch.compile first call" in out
+    (saved,) = json.loads(table.read_text())
+    assert saved["graphs"] == [1, 1] and saved["ratio"] == saved["jitcore"] / saved["torch.compile"]
