@@ -14,6 +14,7 @@ import weakref
 import torch
 
 from jitcore.guards.checks import Check, Relation, _value_key, same_value
+from jitcore.guards.dict_tags import read_tag, tag_views
 from jitcore.guards.render import Namespace, distinct_type_names, literal, short_repr, type_name
 
 __all__ = ["TensorMatch", "StorageOffsetMatch", "UnitStrideMatch", "MEMORY_FORMAT_NDIMS", "StorageOverlapMatch", "storage_pattern", "GlobalStateMatch", "BatchIdentityMatch"]
@@ -41,7 +42,7 @@ class BatchIdentityMatch(Check):
                  "keyed_keys", "keyed_names", "absent", "absent_keys", "absent_names", "held_in", "held_names", "held", "held_labels", "_objects", "_metadata",
                  "_native", "_live", "const_tables", "const_keys", "const_values", "const_names", "_const_lists",
                  "_missing", "hooks_in", "hooks_keys", "hooks_names", "_lists_at", "_list_lengths", "_list_ids", "_list_types", "const_paths", "_const_replaced",
-                 "__weakref__")
+                 "_hook_tables", "_tensors", "_tagged", "_tag_views", "_tags", "_refreshes", "__weakref__")
     cost = 4
     late = True
 
@@ -98,6 +99,17 @@ class BatchIdentityMatch(Check):
         self.hooks_keys = tuple(item[1] for item in hooks)
         self.hooks_names = tuple(item[2] for item in hooks)
         self._missing = (_MISSING,) * len(consts)
+        # Note [Dict version tags] (guards/dict_tags.py): every dict the identity, key and absence checks read;
+        # while none of their tags moved, those checks hold as they did when the tags were read, and a call checks
+        # only what no tag covers: the hook dicts' emptiness, the global hook dicts, list constants' items and the
+        # tensors' metadata
+        self._hook_tables = ()
+        self._tensors = tuple(tensors)
+        self._tagged = tuple({id(d): d for d in (*self.held_in, *self.containers, *self.absent, *self.hooks_in,
+                                                 *self.const_tables, *self.keyed)}.values())
+        self._tag_views = tag_views(self._tagged)
+        self._tags = None
+        self._refreshes = 0
         self._live = True
         # the containers are the owners' own dicts, which hold the parameters: when an owner (a module) dies,
         # let go of everything, so this check never keeps a dropped model's tensors alive; it fails from then on
@@ -109,7 +121,42 @@ class BatchIdentityMatch(Check):
         return list(map(_dict_getitem, self.containers, self.keys))
 
     def holds(self) -> bool:
-        if not (self._live and all(map(_is, map(_dict_get, self.held_in, self.held_names), self.held))):
+        if not self._live:
+            return False
+        views = self._tag_views
+        if views is None:
+            return self._holds_read()
+        tags = list(map(read_tag, views))  # read before the checks: a change made after them moves a tag
+        if tags == self._tags:
+            self._refreshes = 0
+            return self._holds_untouched()
+        hook_tables = tuple(map(_dict_getitem, self.hooks_in, self.hooks_keys))
+        if not self._holds_read():
+            return False
+        # the hook dicts the modules hold now: one replaced by another empty dict passes, and is the one to watch
+        self._hook_tables = hook_tables
+        self._refreshes += 1
+        # a model that writes its own module state on every call (a counter attribute) would read every tag for
+        # nothing: after a few refreshes in a row the check reads items on every call, as it would without tags
+        self._tags = tags if self._refreshes <= _TAG_REFRESHES else None
+        if self._tags is None:
+            self._tag_views = None
+        return True
+
+    def _holds_untouched(self) -> bool:
+        """holds() when no dict the items are read from has changed since the last pass: the rest."""
+        if any(self.empty) or any(self._hook_tables):
+            return False
+        if self._lists_at is not None and not self._lists_hold(self.const_values):
+            return False
+        native = self._native
+        if native is not None:
+            return native(*self._tensors)
+        return list(map(_requires_grad, self._tensors)) == self.grads
+
+    def _holds_read(self) -> bool:
+        """holds() reading every item."""
+        if not all(map(_is, map(_dict_get, self.held_in, self.held_names), self.held)):
             return False
         values = list(map(_dict_getitem, self.containers, self.keys))
         if not all(map(_is, values, self._objects)) or any(self.empty) \
@@ -140,15 +187,15 @@ class BatchIdentityMatch(Check):
                 elif new is _MISSING or not same_value(old, new):
                     return False
                 expected[index] = new
-        lists = self._lists_at
-        if lists is not None:
-            lists = lists(now)
-            if list(map(type, lists)) == self._list_types and list(map(len, lists)) == self._list_lengths \
-                    and list(map(id, _chain(*lists))) == self._list_ids:
-                return True
-            if not all(_same_list(items, types, now[index]) for index, items, types in self._const_lists):
-                return False
-        return True
+        return self._lists_at is None or self._lists_hold(now)
+
+    def _lists_hold(self, now) -> bool:
+        """The list constants among the attribute values `now` still have their items."""
+        lists = self._lists_at(now)
+        if list(map(type, lists)) == self._list_types and list(map(len, lists)) == self._list_lengths \
+                and list(map(id, _chain(*lists))) == self._list_ids:
+            return True
+        return all(_same_list(items, types, now[index]) for index, items, types in self._const_lists)
 
     def failed_constants(self) -> list[tuple]:
         """The checks this batch stands for that fail now, as `(path, user_name, check, value, explanation)`
@@ -245,6 +292,8 @@ _chain = itertools.chain
 
 #: what a constant attribute reads as once it has been deleted from its module's __dict__
 _MISSING = object()
+#: passes in a row on changed tags after which a batch stops reading tags (Note [Dict version tags])
+_TAG_REFRESHES = 8
 
 
 def _same_list(items: tuple, types: tuple, value) -> bool:
@@ -273,6 +322,7 @@ def _release_batch(ref) -> None:
         check.hooks_in, check.hooks_keys, check.hooks_names = (), (), ()
         check.keyed_keys = []
         check._native = None
+        check._hook_tables, check._tensors, check._tagged, check._tag_views, check._tags = (), (), (), None, None
 
 
 def _native_tensor_check(*examples, sizes=None, strides=None):

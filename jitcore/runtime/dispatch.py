@@ -15,6 +15,7 @@ import inspect
 import torch
 
 from jitcore.guards import TensorMatch
+from jitcore.guards.function_words import code_defaults_view
 from jitcore.codegen.transform import safe_names
 from jitcore.runtime.prologue import FALLTHROUGH
 
@@ -141,7 +142,14 @@ class Dispatcher:
                 self.namespace[f"___d{index}"] = placeholder
                 lines.append(f"    if {safe[name]} is ___d{index}:")
                 lines.append(f"        {safe[name]} = ___orig.{attr}[{key!r}]")
-            lines.append("    if ___orig.__code__ is not ___code:")
+            view = code_defaults_view(self.original)
+            if view is not None and view[0] == id(self.code):
+                # Note [Audited reads] (guards/function_words.py): `___orig.__code__` calls any audit hook on every
+                # call; the address the function stores is the same test while the dispatcher holds both objects
+                self.namespace["___code_word"], self.namespace["___code_address"] = view, id(self.code)
+                lines.append("    if ___code_word[0] != ___code_address:")
+            else:
+                lines.append("    if ___orig.__code__ is not ___code:")
             lines.append(f"        return {self._call_original()}")
         if self.calls is not None:
             self.namespace["___calls"] = self.calls

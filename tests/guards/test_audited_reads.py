@@ -63,6 +63,24 @@ def test_a_passing_guard_makes_no_audited_reads():
     assert _EVENTS == [], (_EVENTS, guard.source)
 
 
+def test_a_compiled_call_that_hits_makes_no_audited_reads():
+    """The dispatcher's test that the original still has its code reads the address, not `__code__`."""
+    def step(x):
+        return x * 2 + 1
+
+    compiled = jit.compile(step, backend="eager")
+    x = torch.randn(3)
+    compiled(x)
+    _install_hook()
+    _EVENTS.clear()
+    _RECORDING[0] = True
+    try:
+        compiled(x)
+    finally:
+        _RECORDING[0] = False
+    assert _EVENTS == []
+
+
 def test_replacing_a_methods_code_recompiles(counting):
     model = Scale()
     compiled = jit.compile(model, backend=counting)
