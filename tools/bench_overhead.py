@@ -9,7 +9,8 @@ limit], runtime/cache.py).
 at batch 1) is swept through its sizes by jitcore and torch.compile, both with a backend whose graphs stop computing
 once the sweep is over (they return the outputs of their last real call), so what is timed at the last size is what
 each front end does per call of the entry that automatic dynamic made: guards, symbolic sizes, arguments, results.
-`--only WORDS` picks rows by name; `--rounds N` alternates N timed rounds of the two.
+`--only WORDS` picks rows by name; `--rounds N` alternates N timed rounds of the two. `--cpu` times the plain rows
+in process CPU time instead of wall-clock.
 This machine is shared and noisy: compare ratios within one run, not absolute figures across runs.
 """
 from __future__ import annotations
@@ -239,6 +240,8 @@ def main(argv=None) -> int:
     parser.add_argument("--only", default="", help="with --dynamic: comma-separated words of row names")
     parser.add_argument("--rounds", type=int, default=6, help="with --dynamic: alternating timed rounds")
     parser.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: torch's default)")
+    parser.add_argument("--cpu", action="store_true",
+                        help="time in process CPU time, not wall-clock (a loaded machine stretches wall-clock rounds)")
     args = parser.parse_args(argv)
     number, repeat = (500, 3) if args.quick else (2000, 7)
     warnings.filterwarnings("ignore")
@@ -251,6 +254,7 @@ def main(argv=None) -> int:
     _print_header(f"{'workload':28s} {'eager':>8s} {'jitcore':>8s} {'torch.c':>8s} {'jit-eag':>8s} {'tc-eag':>8s} "
                   f"{'time ratio':>10s} {'ovh ratio':>9s}  target")
     jit_times = {}
+    timer = time.process_time if args.cpu else time.perf_counter
     with torch.no_grad():
         for name, fn, call_args, warm in workloads():
             compiled = jit.compile(fn, backend="eager", cache_limit=16)
@@ -258,9 +262,9 @@ def main(argv=None) -> int:
             for variant in (warm or []):
                 compiled(*variant)
                 reference(*variant)
-            te = per_call(fn, call_args, number, repeat)
-            tj = per_call(compiled, call_args, number, repeat)
-            tt = per_call(reference, call_args, number, repeat)
+            te = per_call(fn, call_args, number, repeat, timer)
+            tj = per_call(compiled, call_args, number, repeat, timer)
+            tt = per_call(reference, call_args, number, repeat, timer)
             oj, ot = tj - te, tt - te
             jit_times[name] = tj
             print(f"{name:28s} {te:8.2f} {tj:8.2f} {tt:8.2f} {oj:8.2f} {ot:8.2f} {tj / tt:10.2f} "
