@@ -42,7 +42,7 @@ class BatchIdentityMatch(Check):
                  "keyed_keys", "keyed_names", "absent", "absent_keys", "absent_names", "held_in", "held_names", "held", "held_labels", "_objects", "_metadata",
                  "_native", "_live", "const_tables", "const_keys", "const_values", "const_names", "_const_lists",
                  "_missing", "hooks_in", "hooks_keys", "hooks_names", "_lists_at", "_list_lengths", "_list_ids", "_list_types", "const_paths", "_const_replaced",
-                 "_hook_tables", "_tensors", "_tagged", "_tag_views", "_tags", "_refreshes", "__weakref__")
+                 "_tensors", "_tagged", "_tag_views", "_seen", "_refreshes", "__weakref__")
     cost = 4
     late = True
 
@@ -103,12 +103,13 @@ class BatchIdentityMatch(Check):
         # while none of their tags moved, those checks hold as they did when the tags were read, and a call checks
         # only what no tag covers: the hook dicts' emptiness, the global hook dicts, list constants' items and the
         # tensors' metadata
-        self._hook_tables = ()
         self._tensors = tuple(tensors)
         self._tagged = tuple({id(d): d for d in (*self.held_in, *self.containers, *self.absent, *self.hooks_in,
                                                  *self.const_tables, *self.keyed)}.values())
         self._tag_views = tag_views(self._tagged)
-        self._tags = None
+        #: (the tags at the last pass that read every item, the hook dicts the modules held then): one attribute,
+        #: so that two threads passing at once cannot pair one's tags with the other's hook dicts
+        self._seen = (None, ())
         self._refreshes = 0
         self._live = True
         # the containers are the owners' own dicts, which hold the parameters: when an owner (a module) dies,
@@ -127,25 +128,26 @@ class BatchIdentityMatch(Check):
         if views is None:
             return self._holds_read()
         tags = list(map(read_tag, views))  # read before the checks: a change made after them moves a tag
-        if tags == self._tags:
+        seen = self._seen
+        if tags == seen[0]:
             self._refreshes = 0
-            return self._holds_untouched()
+            return self._holds_untouched(seen[1])
         hook_tables = tuple(map(_dict_getitem, self.hooks_in, self.hooks_keys))
         if not self._holds_read():
             return False
-        # the hook dicts the modules hold now: one replaced by another empty dict passes, and is the one to watch
-        self._hook_tables = hook_tables
         self._refreshes += 1
         # a model that writes its own module state on every call (a counter attribute) would read every tag for
         # nothing: after a few refreshes in a row the check reads items on every call, as it would without tags
-        self._tags = tags if self._refreshes <= _TAG_REFRESHES else None
-        if self._tags is None:
+        if self._refreshes > _TAG_REFRESHES:
             self._tag_views = None
+        else:
+            # the hook dicts the modules hold now: one replaced by another empty dict passes, and is the one to watch
+            self._seen = (tags, hook_tables)
         return True
 
-    def _holds_untouched(self) -> bool:
+    def _holds_untouched(self, hook_tables) -> bool:
         """holds() when no dict the items are read from has changed since the last pass: the rest."""
-        if any(self.empty) or any(self._hook_tables):
+        if any(self.empty) or any(hook_tables):
             return False
         if self._lists_at is not None and not self._lists_hold(self.const_values):
             return False
@@ -322,7 +324,7 @@ def _release_batch(ref) -> None:
         check.hooks_in, check.hooks_keys, check.hooks_names = (), (), ()
         check.keyed_keys = []
         check._native = None
-        check._hook_tables, check._tensors, check._tagged, check._tag_views, check._tags = (), (), (), None, None
+        check._tensors, check._tagged, check._tag_views, check._seen = (), (), None, (None, ())
 
 
 def _native_tensor_check(*examples, sizes=None, strides=None):

@@ -94,7 +94,7 @@ def _warm(n=4):
     x = torch.randn(2, 3)
     for _ in range(n):
         compiled(x)
-    batches = [c for c in _batches() if c._tags is not None]
+    batches = [c for c in _batches() if c._seen[0] is not None]
     assert batches, "the batch reads tags after its first pass"
     return model, compiled, backend, x
 
