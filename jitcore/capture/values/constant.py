@@ -153,7 +153,7 @@ class BoundMethodValue(Value):
                 not v.is_symbolic_number() and v.constant() is not NOT_CONSTANT for v in [*args, *kwargs.values()]):
             # a field may read through a value (`{t.shape[0]}`) or hold a symbolic number (left unpinned):
             # formatted field by field (that module builds on this one)
-            from jitcore.capture.values.string_format import format_template
+            from jitcore.capture.values.string_format import format_template  # lazy: string_format imports this module
             return format_template(state, target, args, kwargs)
         a = [v.constant() for v in args]
         k = {n: v.constant() for n, v in kwargs.items()}
