@@ -116,12 +116,24 @@ def capture_frame(code, fn_globals, closure, args: dict, fn_name: str, dynamic_p
 # frame is captured whole. The second capture is kept either way; one that never asked is kept as it is.
 
 
+# Note [is_compiling() in a capture with no graph]
+# A frame captured on its own whose capture holds no tensor op answers is_compiling() as eager Python does (False).
+# torch.compile gives such a frame up and runs it natively, so code around it sees False: transformers'
+# `is_torchdynamo_compiling()`, called from a frame run natively (a break inside its loop, Note [Breaks inside
+# loops]), is compiled as a frame of its own; answering True there made SwitchTransformers' encoder skip building
+# its default attention mask in native code and then index it.
+
+
 def _capture(attempt, code) -> Captured:
     try:
         captured = _find_and_replay(attempt, True)
     except GraphBreak as brk:
         if brk.kind != "user_exception" or not brk.asked_compiling:
             raise
+        return _find_and_replay(attempt, False)
+    if captured.ctx.asked_compiling and captured.op_count == 0:
+        # no tensor work: torch.compile gives such a frame up, and it runs natively, where the answer is False
+        # (Note [is_compiling() in a capture with no graph])
         return _find_and_replay(attempt, False)
     reason = captured.break_point.reason if captured.break_point is not None else None
     if reason is None or reason.kind != "user_exception" or not (reason.asked_compiling
