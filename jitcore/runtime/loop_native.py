@@ -24,6 +24,7 @@ from jitcore.codegen.resume import resume_code
 from jitcore.runtime.prologue import FALLTHROUGH
 from jitcore.runtime.resume_chain import clear_ticket
 from jitcore.runtime.resume_fns import compiled_callee
+from jitcore.runtime.tracebacks import note_prologue
 
 __all__ = ["loop_native_run", "CalleeHook"]
 
@@ -121,9 +122,17 @@ def loop_native_run(code, fn_globals, options) -> _Run:
     hook = CalleeHook(options, code)
     point = resume_point(code)
     if point is None:
-        return _Run(calls_through(code, hook, arg_names(code)), fn_globals, False)
+        return _Run(_hooked_copy(code, hook, arg_names(code)), fn_globals, False)
     original = point.original
     names = arg_names(code)[len(point.stack_names):]
     body = resume_code(original, point.target, point.kinds, names)
     hook.made_inside = CalleeHook(options, original).made_inside
-    return _Run(calls_through(body, hook), fn_globals, True)
+    return _Run(_hooked_copy(body, hook), fn_globals, True)
+
+
+def _hooked_copy(code, hook, *names):
+    """`code` with its calls hooked; tracebacks take its frame for the user's frame that `code` is (Note
+    [Tracebacks through compiled code]), so the prologue's frame above it goes, as above a native entry."""
+    copy = calls_through(code, hook, *names)
+    note_prologue(copy, code)
+    return copy

@@ -30,7 +30,7 @@ __all__ = ["user_traceback", "note_prologue"]
 # - when what follows is a resume (or step) function of the same function, the prologue frame itself goes: the
 #   resume function *is* the user's frame continued (Note [Resume codes carry the user's names] in
 #   codegen/resume.py), already rewritten by its own prologue; so does it when the function's own code ran
-#   natively below it (a native entry).
+#   natively below it (a native entry, or its copy with the calls hooked: runtime/loop_native.py).
 # The prologue re-raises with RERAISE, which adds no entry; the caller's frame adds its own as usual. Frames are
 # real frames: a traceback entry gets the user's line by pointing its last instruction at an instruction of the
 # prologue code that has that position (the body is the user's code, positions included); a resume stub's prologue

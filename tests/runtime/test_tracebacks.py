@@ -77,7 +77,15 @@ def _recursive(x, n=2):
     return _recursive(x + 1, n - 1)
 
 
-_CASES = [(_closure_error_after_a_break(), (3, 3)), (_recursive, (3, 3)), (_with_a_cell, (3, 3)), (_shape_error, (3, 3)), (_error_in_a_callee, (3, 3)), (_error_after_a_break, (3, 3)),
+def _error_after_a_loop_break(x):
+    # the break inside the loop runs this frame natively with its calls hooked (Note [Breaks inside loops])
+    for i in range(2):
+        x = _inner(x) if i else x * 2
+        print("step", i)
+    return x @ torch.ones(5, 5)
+
+
+_CASES = [(_error_after_a_loop_break, (3, 3)), (_closure_error_after_a_break(), (3, 3)), (_recursive, (3, 3)), (_with_a_cell, (3, 3)), (_shape_error, (3, 3)), (_error_in_a_callee, (3, 3)), (_error_after_a_break, (3, 3)),
           (_raises_after_a_branch, (3,)), (_mutates_then_fails, (300, 300)), (_index_error, (3,))]
 
 
